@@ -1,0 +1,109 @@
+package sim
+
+// Systems the engine can plan.
+const (
+	SystemNeuPIMs = "neupims" // NPU + HBM-PIM and its baselines (naive NPU+PIM, NPU-only)
+	SystemGPU     = "gpu"     // GPU-only serving
+)
+
+// Arrival processes.
+const (
+	ArrivalClosed  = "closed"  // every request is there at time 0; the batch is kept full
+	ArrivalPoisson = "poisson" // exponential inter-arrival times at Rate requests/s
+)
+
+// Prefill modes.
+const (
+	PrefillRun  = "run"  // admitted requests run their prompt before decoding
+	PrefillSkip = "skip" // requests start decode with their input already in the KV cache
+)
+
+// Config is everything an Engine needs, as plain data. The presets package builds it from
+// TOML; tests build it directly.
+type Config struct {
+	Preset      string
+	Description string
+	Family      string
+	System      string
+
+	Model     Model
+	TP, PP    int
+	Precision int // bytes per element
+
+	Workload  Workload
+	NPU       NPU
+	Memory    DRAM
+	PIM       PIM
+	Scheduler Scheduler
+	GPU       GPU
+
+	// HistoryCap is how many past snapshots the engine keeps for stepping back (0: none).
+	HistoryCap int
+}
+
+// Workload is the request stream.
+type Workload struct {
+	Dataset   Dataset
+	Requests  int // total requests to serve
+	MaxBatch  int // most requests decoding at once
+	Arrival   string
+	Rate      float64 // requests/s for Poisson arrivals
+	Prefill   string
+	InputLen  int // fixed input length (0: from the dataset)
+	OutputLen int // fixed output length (0: from the dataset)
+	Trace     []TraceRequest
+	Seed      uint64
+	Steps     int // stop after this many iterations (0: when every request is done)
+	Warmup    int // iterations left out of the metrics while a closed batch mixes
+}
+
+// NPU is the NeuPIMs NPU: systolic arrays for GEMMs and vector units for the rest.
+type NPU struct {
+	SystolicArrays   int
+	SARows, SACols   int
+	VectorUnits      int
+	VectorWidth      int
+	ClockGHz         float64
+	GEMMEfficiency   float64 // fraction of peak MAC rate a GEMM reaches (calibration knob)
+	MemoryEfficiency float64 // fraction of peak bandwidth a weight stream reaches
+}
+
+// PeakFLOPS is the NPU's dense FLOP rate: 2 × arrays × rows × cols × clock.
+func (n NPU) PeakFLOPS() float64 {
+	return 2 * float64(n.SystolicArrays*n.SARows*n.SACols) * n.ClockGHz * 1e9
+}
+
+// PIM is the processing-in-memory side of an HBM-PIM device.
+type PIM struct {
+	Enabled            bool
+	DualRowBuffer      bool // NeuPIMs' MEM + PIM row buffers; false = blocked Newton-style PIM
+	TileCycles         int
+	GWriteCycles       int
+	MultipliersPerBank int
+}
+
+// Scheduler holds the policy switches of a system.
+type Scheduler struct {
+	SubBatchInterleaving bool
+	SBIMinBatch          int
+	ChannelAlloc         ChannelAlloc
+}
+
+// GPU is a GPU-only serving device and its software.
+type GPU struct {
+	Name              string
+	Display           string
+	PeakTFLOPS        float64
+	BandwidthGBps     float64
+	CapacityGB        float64
+	LaunchOverheadUs  float64
+	ComputeEfficiency float64
+	MemoryEfficiency  float64
+	MemoryUtilization float64 // fraction of capacity the serving engine may use
+	KVBlockTokens     int     // paged KV block size in tokens
+}
+
+// shard is the per-device slice of the model.
+func (c *Config) shard() Shard {
+	return Shard{Model: c.Model, TP: max(1, c.TP), PP: max(1, c.PP), Precision: max(1, c.Precision)}
+}

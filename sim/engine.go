@@ -1,0 +1,375 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// system is a planner over the shared parts: where KV lives, which operations an
+// iteration runs on which lanes, and what the memory looks like afterwards.
+type system interface {
+	lanes() []Lane
+	// admit places as many candidates as fit, in the candidates' order or the order the
+	// system's policy prefers; it sets Loc and reserves KV for each request it places and
+	// reports which it placed.
+	admit(cands []*Request, running []*Request) []bool
+	// grow allocates KV blocks for the request's current length.
+	grow(r *Request)
+	release(r *Request)
+	plan(s *Schedule, decode, prefill []*Request) []StageMark
+	// observe fills the snapshot's bank grid, KV map and utilisations from the schedule.
+	observe(snap *Snapshot, s *Schedule, running []*Request)
+	utilKeys() []string
+	layers() int
+}
+
+// Engine steps a system one decode iteration at a time.
+type Engine struct {
+	cfg   Config
+	sys   system
+	gen   *generator
+	ppMul Time // iteration time × pipeline stages = time between a request's tokens
+
+	now       Time
+	step      int
+	created   int
+	nextReq   *Request // the next request not yet arrived
+	queue     []*Request
+	running   []*Request
+	done      int
+	recent    []RequestRow // last completed requests, newest last
+	err       error
+	history   []*Snapshot
+	back      int
+	last      *Snapshot
+	stats     runStats
+	spanHint  int
+	lastQueue int
+}
+
+// runStats accumulates the run's metrics after warm-up.
+type runStats struct {
+	iters, tokens, batchSum int
+	time                    Time
+	iter, tbt, ttft         hist
+	util, bubble            map[string]float64 // time-weighted sums
+	imbalance               float64
+	imbalanceN              int
+	kvPeakUsed              int
+	kvPeakFrag, kvPeakUtil  float64
+}
+
+// ErrDone is returned by Step once every request has completed or the step limit is hit.
+var ErrDone = errors.New("simulation finished")
+
+// New builds an engine from cfg. It checks that the system can hold the model and at least
+// one request of the workload's longest length, so a run can never wait forever.
+func New(cfg Config) (*Engine, error) {
+	var sys system
+	var err error
+	switch cfg.System {
+	case SystemNeuPIMs:
+		sys, err = newNeuPIMs(&cfg)
+	case SystemGPU:
+		sys, err = newGPUSystem(&cfg)
+	default:
+		return nil, fmt.Errorf("unknown system %q (want %q or %q)", cfg.System, SystemNeuPIMs, SystemGPU)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := &cfg.Workload
+	if w.MaxBatch < 1 {
+		return nil, fmt.Errorf("batch must be at least 1, got %d", w.MaxBatch)
+	}
+	if w.Trace != nil && (w.Requests <= 0 || w.Requests > len(w.Trace)) {
+		w.Requests = len(w.Trace)
+	}
+	if w.Requests < 1 {
+		return nil, fmt.Errorf("requests must be at least 1, got %d", w.Requests)
+	}
+	seed := w.Seed
+	e := &Engine{
+		cfg:   cfg,
+		sys:   sys,
+		gen:   newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
+		ppMul: Time(max(1, cfg.PP)),
+	}
+	e.stats.util = map[string]float64{}
+	e.stats.bubble = map[string]float64{}
+	e.refill()
+	return e, nil
+}
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+// UtilKeys names the utilisation figures the system reports.
+func (e *Engine) UtilKeys() []string { return e.sys.utilKeys() }
+
+// Done reports whether the run has ended.
+func (e *Engine) Done() bool {
+	if e.back > 0 {
+		return false
+	}
+	if e.err != nil {
+		return true
+	}
+	if e.cfg.Workload.Steps > 0 && e.step >= e.cfg.Workload.Steps {
+		return true
+	}
+	return e.done >= e.cfg.Workload.Requests
+}
+
+// Err is the error that stopped the run, if any.
+func (e *Engine) Err() error { return e.err }
+
+// Last is the most recent snapshot the caller has seen (nil before the first step).
+func (e *Engine) Last() *Snapshot {
+	if e.back > 0 {
+		return e.history[len(e.history)-1-e.back]
+	}
+	return e.last
+}
+
+// Back steps back one iteration in the history and returns that snapshot, or nil if the
+// history holds nothing earlier.
+func (e *Engine) Back() *Snapshot {
+	if e.back+1 >= len(e.history) {
+		return nil
+	}
+	e.back++
+	return e.history[len(e.history)-1-e.back]
+}
+
+// Step advances one decode iteration and returns its snapshot. After Back it replays the
+// history forward first. It returns ErrDone when the run has ended.
+func (e *Engine) Step() (*Snapshot, error) {
+	if e.back > 0 {
+		e.back--
+		return e.history[len(e.history)-1-e.back], nil
+	}
+	if e.Done() {
+		if e.err != nil {
+			return nil, e.err
+		}
+		return nil, ErrDone
+	}
+	snap, err := e.iterate()
+	if err != nil {
+		e.err = err
+		return nil, err
+	}
+	e.last = snap
+	if e.cfg.HistoryCap > 0 {
+		if len(e.history) >= e.cfg.HistoryCap {
+			copy(e.history, e.history[1:])
+			e.history = e.history[:len(e.history)-1]
+		}
+		e.history = append(e.history, snap)
+	}
+	return snap, nil
+}
+
+// refill creates requests until the next one has not arrived yet or the workload is
+// exhausted. Closed-loop requests all arrive at time 0, so the queue only ever needs as
+// many as the batch can take; they are created lazily to keep memory flat.
+func (e *Engine) refill() {
+	w := e.cfg.Workload
+	for {
+		if e.nextReq == nil && e.created < w.Requests {
+			arr, in, out := e.gen.request()
+			if w.Arrival != ArrivalPoisson && w.Trace == nil {
+				arr = 0
+			}
+			e.nextReq = &Request{ID: e.created + 1, InputLen: in, OutputLen: out, Arrival: arr, Loc: -1}
+			e.created++
+		}
+		if e.nextReq == nil || e.nextReq.Arrival > e.now {
+			return
+		}
+		if w.Arrival == ArrivalClosed && w.Trace == nil && len(e.queue) >= w.MaxBatch {
+			return
+		}
+		e.queue = append(e.queue, e.nextReq)
+		e.nextReq = nil
+	}
+}
+
+func (e *Engine) iterate() (*Snapshot, error) {
+	w := e.cfg.Workload
+	e.refill()
+	if len(e.running) == 0 && len(e.queue) == 0 && e.nextReq != nil {
+		e.now = e.nextReq.Arrival
+		e.refill()
+	}
+	// Admission at the iteration boundary (Orca iteration-level scheduling).
+	var prefill []*Request
+	if free := w.MaxBatch - len(e.running); free > 0 && len(e.queue) > 0 {
+		cands := e.queue[:min(free, len(e.queue))]
+		placed := e.sys.admit(cands, e.running)
+		kept := e.queue[:0]
+		for i, r := range e.queue {
+			if i < len(cands) && placed[i] {
+				r.Admitted = e.now
+				if w.Prefill == PrefillRun {
+					r.Status = Prefilling
+					prefill = append(prefill, r)
+				} else {
+					r.Status = Running
+					r.prefilled = true
+				}
+				e.running = append(e.running, r)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		clear(e.queue[len(kept):])
+		e.queue = kept
+	}
+	if len(e.running) == 0 {
+		if len(e.queue) > 0 {
+			r := e.queue[0]
+			return nil, fmt.Errorf("request %d (input %d, output %d tokens) does not fit in the empty KV cache; lower the lengths or use more memory", r.ID, r.InputLen, r.OutputLen)
+		}
+		return nil, ErrDone
+	}
+	decode := make([]*Request, 0, len(e.running))
+	for _, r := range e.running {
+		if r.Status == Running {
+			decode = append(decode, r)
+		}
+	}
+	s := NewSchedule(e.sys.lanes(), e.spanHint)
+	marks := e.sys.plan(s, decode, prefill)
+	iterT := s.Finish()
+	e.spanHint = len(s.Spans)
+	if iterT <= 0 {
+		return nil, errors.New("internal error: an iteration with work took no time")
+	}
+	e.now += iterT
+	e.step++
+
+	measured := e.step > w.Warmup
+	tokens := 0
+	for _, r := range prefill {
+		r.prefilled = true
+		r.Status = Running
+		r.Generated = 1
+		r.FirstToken, r.LastToken = e.now, e.now
+		e.sys.grow(r)
+		tokens++
+		if measured {
+			e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
+		}
+	}
+	for _, r := range decode {
+		r.Generated++
+		if r.Generated == 1 {
+			r.FirstToken = e.now
+			if measured {
+				e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
+			}
+		}
+		r.LastToken = e.now
+		e.sys.grow(r)
+		tokens++
+	}
+	if measured && len(decode) > 0 {
+		e.stats.tbt.add(iterT*e.ppMul, len(decode))
+	}
+	still := e.running[:0]
+	for _, r := range e.running {
+		if r.Generated >= r.OutputLen {
+			r.Status = Done
+			r.Finished = e.now
+			e.sys.release(r)
+			e.done++
+			e.recent = append(e.recent, r.row())
+			if len(e.recent) > 16 {
+				e.recent = slices.Delete(e.recent, 0, len(e.recent)-16)
+			}
+			continue
+		}
+		still = append(still, r)
+	}
+	clear(e.running[len(still):])
+	e.running = still
+
+	snap := &Snapshot{
+		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(decode), Prefills: len(prefill),
+		Queue: len(e.queue), Tokens: tokens, Done: e.done, Total: w.Requests,
+		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Makespan: iterT, Layers: e.sys.layers(), Stages: marks},
+		Neurons:  Neurons{Reason: "This system keeps every FFN neuron on one device: it has no activation sparsity and no hot/cold neuron placement, so there is no neuron partition to show."},
+	}
+	snap.Metrics.IterTime = iterT
+	snap.Metrics.StepTokPerSec = float64(tokens) / iterT.Seconds()
+	snap.Metrics.Util = map[string]float64{}
+	snap.Metrics.Bubble = bubbleByGroup(s, iterT)
+	e.sys.observe(snap, s, e.running)
+	snap.Requests = e.requestRows()
+
+	if measured {
+		st := &e.stats
+		st.iters++
+		st.tokens += tokens
+		st.batchSum += len(decode) + len(prefill)
+		st.time += iterT
+		st.iter.add(iterT, 1)
+		for k, v := range snap.Metrics.Util {
+			st.util[k] += v * float64(iterT)
+		}
+		for k, v := range snap.Metrics.Bubble {
+			st.bubble[k] += v * float64(iterT)
+		}
+		if snap.Metrics.LoadImbalance > 0 {
+			st.imbalance += snap.Metrics.LoadImbalance
+			st.imbalanceN++
+		}
+		if snap.KV.Used > st.kvPeakUsed {
+			st.kvPeakUsed = snap.KV.Used
+		}
+		st.kvPeakFrag = max(st.kvPeakFrag, snap.KV.Fragmentation)
+		st.kvPeakUtil = max(st.kvPeakUtil, snap.Metrics.KVUtil)
+	}
+	if e.stats.time > 0 {
+		snap.Metrics.Throughput = float64(e.stats.tokens) / e.stats.time.Seconds()
+	}
+	return snap, nil
+}
+
+// bubbleByGroup is the idle fraction of each lane group over the iteration.
+func bubbleByGroup(s *Schedule, t Time) map[string]float64 {
+	busy := s.Busy()
+	sum := map[string]Time{}
+	n := map[string]int{}
+	for i, l := range s.Lanes {
+		sum[l.Group] += busy[i]
+		n[l.Group]++
+	}
+	out := make(map[string]float64, len(sum))
+	for g, b := range sum {
+		out[g] = 1 - float64(b)/(float64(n[g])*float64(t))
+	}
+	return out
+}
+
+// requestRows is the request pool table: running requests, the head of the queue and the
+// most recently completed ones.
+func (e *Engine) requestRows() []RequestRow {
+	rows := make([]RequestRow, 0, len(e.running)+min(len(e.queue), 32)+len(e.recent))
+	for _, r := range e.running {
+		rows = append(rows, r.row())
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
+	for _, r := range e.queue[:min(len(e.queue), 32)] {
+		rows = append(rows, r.row())
+	}
+	for i := len(e.recent) - 1; i >= 0; i-- {
+		rows = append(rows, e.recent[i])
+	}
+	return rows
+}

@@ -1,0 +1,150 @@
+package sim
+
+import "fmt"
+
+// gpuSystem is GPU-only serving: every operation of the iteration runs on the GPU as a
+// kernel under the roofline, the KV cache is paged in HBM (vLLM-style blocks) and batching
+// is continuous. Decode attention reads each request's KV cache; the GEMMs read the
+// weights once per iteration.
+type gpuSystem struct {
+	cfg  *Config
+	sh   Shard
+	dev  Device
+	kv   *kvPool
+	blk  float64
+	lane []Lane
+}
+
+func newGPUSystem(c *Config) (*gpuSystem, error) {
+	g := c.GPU
+	sh := c.shard()
+	dev := Device{
+		Name:           g.Display,
+		PeakFLOPS:      g.PeakTFLOPS * 1e12,
+		MemBandwidth:   g.BandwidthGBps * 1e9,
+		ComputeEff:     g.ComputeEfficiency,
+		MemoryEff:      g.MemoryEfficiency,
+		LaunchOverhead: FromSeconds(g.LaunchOverheadUs * 1e-6),
+	}
+	usable := g.CapacityGB * 1e9 * g.MemoryUtilization
+	free := usable - sh.WeightBytes()
+	if free <= 0 {
+		return nil, fmt.Errorf("%s needs %.1f GB of weights per GPU at tp=%d pp=%d but a %s offers %.1f GB; raise tp or pp, or pick a larger GPU",
+			c.Model.Display, sh.WeightBytes()/1e9, sh.TP, sh.PP, g.Display, usable/1e9)
+	}
+	bt := max(1, g.KVBlockTokens)
+	s := &gpuSystem{cfg: c, sh: sh, dev: dev, blk: float64(bt) * sh.KVBytesPerToken(), lane: []Lane{{Name: "GPU", Group: "gpu"}}}
+	s.kv = newKVPool(1, int(free/s.blk), func(l int) (int, int) {
+		k := ceilDiv(l, bt)
+		return k, k
+	})
+	// K and V of a block are counted as two half blocks so the map can tell them apart.
+	s.blk /= 2
+	s.kv.capacity[0] *= 2
+	if need := s.kv.need(&Request{InputLen: maxSeqLen(c)}); need > s.kv.capacity[0] {
+		return nil, fmt.Errorf("one request of %d tokens needs %.1f GB of KV cache but a %s has %.1f GB left after the weights",
+			maxSeqLen(c), float64(need)*s.blk/1e9, g.Display, free/1e9)
+	}
+	return s, nil
+}
+
+func (g *gpuSystem) lanes() []Lane      { return g.lane }
+func (g *gpuSystem) layers() int        { return g.sh.LayersDev() }
+func (g *gpuSystem) utilKeys() []string { return []string{"gpu", "bandwidth"} }
+func (g *gpuSystem) grow(r *Request)    { g.kv.grow(r) }
+func (g *gpuSystem) release(r *Request) { g.kv.release(r) }
+
+func (g *gpuSystem) admit(cands, _ []*Request) []bool {
+	placed := make([]bool, len(cands))
+	for i, r := range cands {
+		if !g.kv.fits(0, g.kv.need(r)) {
+			break
+		}
+		g.kv.reserve(r, 0)
+		placed[i] = true
+	}
+	return placed
+}
+
+func (g *gpuSystem) kernel(name string, flops, bytes float64) Op {
+	return Op{Name: name, Dur: g.dev.Time(flops, bytes), FLOPs: flops, Bytes: bytes}
+}
+
+func (g *gpuSystem) gemm(name string, b int, flopParams, readParams float64, in, out int) Op {
+	p := float64(g.sh.Precision)
+	return g.kernel(name, 2*float64(b)*flopParams, readParams*p+float64(b*(in+out))*p)
+}
+
+// elementwise is a memory-bound kernel over b rows of width elements (read and write).
+func (g *gpuSystem) elementwise(name string, b, width int) Op {
+	return g.kernel(name, float64(b*width)*4, float64(2*b*width*g.sh.Precision))
+}
+
+func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
+	sh := g.sh
+	prev := -1
+	add := func(op Op, layer int) {
+		op.Layer = layer
+		if prev >= 0 {
+			prev = s.Add(op, prev)
+		} else {
+			prev = s.Add(op)
+		}
+	}
+	ptok := 0
+	var pattn float64
+	for _, r := range prefill {
+		ptok += r.InputLen
+		pattn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.InputLen) * float64(r.InputLen)
+	}
+	b := len(decode)
+	var aFl, aBy float64
+	for _, r := range decode {
+		aFl += 4 * float64(sh.HeadsDev()*sh.HeadDim*r.SeqLen())
+		aBy += float64(r.SeqLen()) * sh.KVBytesPerToken() / float64(sh.LayersDev())
+	}
+	dffn := sh.DFFN / sh.TP
+	for l := range sh.LayersDev() {
+		if ptok > 0 {
+			perTok, read := sh.FFNActive(ptok)
+			fl := 2*float64(ptok)*(sh.QKVParams()+sh.ProjParams()+perTok) + pattn
+			by := (sh.QKVParams()+sh.ProjParams()+read)*float64(sh.Precision) + float64(ptok)*sh.KVBytesPerToken()/float64(sh.LayersDev())
+			add(g.kernel("prefill", fl, by), l)
+		}
+		if b == 0 {
+			continue
+		}
+		add(g.elementwise("LN1", b, sh.DModel), l)
+		add(g.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim), l)
+		add(g.kernel("attention", aFl, aBy), l)
+		add(g.gemm("Proj", b, sh.ProjParams(), sh.ProjParams(), sh.HeadsDev()*sh.HeadDim, sh.DModel), l)
+		add(g.elementwise("LN2", b, sh.DModel), l)
+		perTok, read := sh.FFNActive(b)
+		up := perTok * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
+		upRead := read * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
+		add(g.gemm("FC1", b, up, upRead, sh.DModel, dffn), l)
+		add(g.elementwise("act", b, dffn), l)
+		add(g.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), l)
+	}
+	return nil
+}
+
+func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
+	var fl, by float64
+	for _, sp := range s.Spans {
+		fl += sp.FLOPs
+		by += sp.Bytes
+	}
+	sec := snap.IterTime.Seconds()
+	snap.Metrics.Util["gpu"] = fl / (g.dev.PeakFLOPS * sec)
+	snap.Metrics.Util["bandwidth"] = min(1, by/(g.dev.MemBandwidth*sec))
+	snap.Banks.Reason = "GPU-only: the GPU's HBM has no processing in memory, so there is no bank activity to show"
+	snap.KV.Unit = fmt.Sprintf("paged block (%d tokens, K or V)", max(1, g.cfg.GPU.KVBlockTokens))
+	snap.KV.LocKind = "HBM"
+	snap.KV.BlockBytes = g.blk
+	perTok := g.sh.KVBytesPerToken()
+	g.kv.snapshot(&snap.KV, func(int) string { return "HBM" }, running, func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
+	if snap.KV.Capacity > 0 {
+		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
+	}
+}

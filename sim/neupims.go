@@ -1,0 +1,538 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// neupims plans one device of the NeuPIMs family (NeuPIMs note §4): the NPU's systolic
+// arrays run the batched GEMMs, its vector units run softmax and the element-wise ops,
+// and attention runs either in the HBM-PIM channels (NeuPIMs, naive NPU+PIM) or on the
+// NPU itself (NPU-only). Dual row buffers, sub-batch interleaving and the channel
+// allocation policy are the switches that turn NeuPIMs into its baselines.
+type neupims struct {
+	cfg    *Config
+	sh     Shard
+	npu    Device
+	pim    PIMParams
+	ch     int
+	tile   float64 // bytes of one KV block
+	kv     *kvPool
+	lane   []Lane
+	prefLn int // prefill lane, -1 when prefill is skipped
+	rrNext int
+
+	// per-iteration scratch, reused
+	load []int64
+}
+
+const (
+	laneNPUS = 0
+	laneNPUV = 1
+	lanePIM0 = 2
+)
+
+func newNeuPIMs(c *Config) (*neupims, error) {
+	sh := c.shard()
+	m := c.Memory
+	n := &neupims{cfg: c, sh: sh, ch: m.Channels, prefLn: -1}
+	n.npu = Device{
+		Name:         "NPU",
+		PeakFLOPS:    c.NPU.PeakFLOPS(),
+		MemBandwidth: m.Bandwidth(),
+		ComputeEff:   c.NPU.GEMMEfficiency,
+		MemoryEff:    c.NPU.MemoryEfficiency,
+	}
+	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel}
+	n.lane = []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"}}
+	if c.PIM.Enabled {
+		for i := range m.Channels {
+			n.lane = append(n.lane, Lane{Name: "PIM ch" + strconv.Itoa(i), Group: "pim"})
+		}
+	}
+	if c.Workload.Prefill == PrefillRun {
+		n.prefLn = len(n.lane)
+		n.lane = append(n.lane, Lane{Name: "Prefill NPU", Group: "prefill"})
+	}
+
+	free := m.Capacity() - sh.WeightBytes()
+	if free <= 0 {
+		return nil, fmt.Errorf("%s needs %.1f GB of weights per device at tp=%d pp=%d but the device holds %.1f GB; raise tp or pp",
+			c.Model.Display, sh.WeightBytes()/1e9, sh.TP, sh.PP, m.Capacity()/1e9)
+	}
+	layers := sh.LayersDev()
+	e := sh.KVEmbedDev()
+	if c.PIM.Enabled {
+		// A PIM tile is the same row in every bank of a channel (note §3.4): K takes
+		// ceil(E/P) tiles per 32 tokens, V takes ceil(E/32) tiles per P tokens.
+		n.tile = float64(m.PageBytes * m.BanksPerChannel)
+		p, b := n.pim.PageElems, m.BanksPerChannel
+		n.kv = newKVPool(m.Channels, int(free/n.tile)/m.Channels, func(l int) (int, int) {
+			return layers * ceilDiv(l, b) * ceilDiv(e, p), layers * ceilDiv(l, p) * ceilDiv(e, b)
+		})
+	} else {
+		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (note §3.4 [A]).
+		n.tile = float64(32 * sh.HeadDim * sh.Precision)
+		kvh := sh.KVHeadsDev()
+		n.kv = newKVPool(1, int(free/n.tile), func(l int) (int, int) {
+			k := layers * kvh * ceilDiv(l, 32)
+			return k, k
+		})
+	}
+	if need, have := n.kv.need(&Request{InputLen: maxSeqLen(c), OutputLen: 0}), n.kv.capacity[0]; need > have {
+		return nil, fmt.Errorf("one request of %d tokens needs %d KV blocks but a %s holds %d after the weights; shorten the sequences or raise tp/pp",
+			maxSeqLen(c), need, n.kvLocKind(), have)
+	}
+	n.load = make([]int64, m.Channels)
+	return n, nil
+}
+
+// maxSeqLen is the longest sequence the workload can produce.
+func maxSeqLen(c *Config) int {
+	w := c.Workload
+	if w.Trace != nil {
+		m := 0
+		for _, t := range w.Trace {
+			m = max(m, t.InputLen+t.OutputLen)
+		}
+		return m
+	}
+	in, out := w.InputLen, w.OutputLen
+	if in <= 0 {
+		in = w.Dataset.InMax
+	}
+	if out <= 0 {
+		out = w.Dataset.OutMax
+	}
+	if ms := w.Dataset.MaxSeqLen; ms > 0 && w.InputLen <= 0 && w.OutputLen <= 0 {
+		return min(in+out, ms)
+	}
+	return in + out
+}
+
+func (n *neupims) kvLocKind() string {
+	if n.cfg.PIM.Enabled {
+		return "channel"
+	}
+	return "device"
+}
+
+func (n *neupims) lanes() []Lane { return n.lane }
+func (n *neupims) layers() int   { return n.sh.LayersDev() }
+
+func (n *neupims) utilKeys() []string {
+	if n.cfg.PIM.Enabled {
+		return []string{"npu", "pim", "bandwidth"}
+	}
+	return []string{"npu", "bandwidth"}
+}
+
+// mha is Algorithm 1 for one request on one device and layer.
+func (n *neupims) mha(seq int) (logit, attend int) {
+	return n.pim.MHALatency(seq, n.sh.KVHeadsDev(), n.sh.HeadDim)
+}
+
+func (n *neupims) admit(cands, running []*Request) []bool {
+	placed := make([]bool, len(cands))
+	if !n.cfg.PIM.Enabled {
+		for i, r := range cands {
+			if !n.kv.fits(0, n.kv.need(r)) {
+				break
+			}
+			n.kv.reserve(r, 0)
+			placed[i] = true
+		}
+		return placed
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	fits := func(i, c int) bool { return n.kv.fits(c, n.kv.need(cands[order[i]])) }
+	var chans []int
+	switch n.cfg.Scheduler.ChannelAlloc {
+	case GreedyMinLoad:
+		// Algorithm 2: current loads from running requests, new requests longest first.
+		clear(n.load)
+		for _, r := range running {
+			l, a := n.mha(r.SeqLen())
+			n.load[r.Loc] += int64(l + a)
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cands[b].InputLen - cands[a].InputLen })
+		loads := make([]int64, len(cands))
+		for i, o := range order {
+			l, a := n.mha(cands[o].SeqLen())
+			loads[i] = int64(l + a)
+		}
+		// Reserve as each request is placed so later ones see the channel's new room.
+		chans = make([]int, len(cands))
+		for i := range order {
+			got := GreedyMinLoadAssign(n.load, loads[i:i+1], func(_, c int) bool { return fits(i, c) })
+			chans[i] = got[0]
+			if got[0] >= 0 {
+				n.kv.reserve(cands[order[i]], got[0])
+			}
+		}
+	default:
+		chans = make([]int, len(cands))
+		for i := range order {
+			got := RoundRobinAssign(n.ch, &n.rrNext, 1, func(_, c int) bool { return fits(i, c) })
+			chans[i] = got[0]
+			if got[0] >= 0 {
+				n.kv.reserve(cands[order[i]], got[0])
+			}
+		}
+	}
+	for i, o := range order {
+		placed[o] = chans[i] >= 0
+	}
+	return placed
+}
+
+func (n *neupims) grow(r *Request)    { n.kv.grow(r) }
+func (n *neupims) release(r *Request) { n.kv.release(r) }
+
+// sbiActive reports whether this iteration uses sub-batch interleaving: the switch is on
+// and the batch is at least sbi_min_batch (the authors enable SBI only from 256, note §4.4).
+func (n *neupims) sbiActive(b int) bool {
+	s := n.cfg.Scheduler
+	return s.SubBatchInterleaving && b >= max(2, s.SBIMinBatch)
+}
+
+// split partitions the decode batch. With SBI it is Algorithm 3 over each channel's
+// requests in their admission order; otherwise one batch.
+func (n *neupims) split(decode []*Request) [2][]*Request {
+	if !n.sbiActive(len(decode)) {
+		return [2][]*Request{decode, nil}
+	}
+	if !n.cfg.PIM.Enabled {
+		h := (len(decode) + 1) / 2
+		return [2][]*Request{decode[:h], decode[h:]}
+	}
+	per := make([][]*Request, n.ch)
+	for _, r := range decode {
+		per[r.Loc] = append(per[r.Loc], r)
+	}
+	counts := make([]int, n.ch)
+	for c := range per {
+		counts[c] = len(per[c])
+	}
+	first := PartitionSubBatches(counts)
+	var sb [2][]*Request
+	for c := range per {
+		sb[0] = append(sb[0], per[c][:first[c]]...)
+		sb[1] = append(sb[1], per[c][first[c]:]...)
+	}
+	return sb
+}
+
+// gemm is one NPU GEMM of b rows through a weight matrix of params parameters, under the
+// roofline: max(MACs at the GEMM efficiency, weight bytes at the external bandwidth)
+// (note §4.8 step 3). Activations in and out are counted as traffic too.
+func (n *neupims) gemm(name string, b int, flopParams, readParams float64, in, out int) Op {
+	p := float64(n.sh.Precision)
+	flops := 2 * float64(b) * flopParams
+	bytes := readParams*p + float64(b*(in+out))*p
+	return Op{Name: name, Lane: laneNPUS, Dur: n.npu.Time(flops, bytes), FLOPs: flops, Bytes: bytes}
+}
+
+// vec is an element-wise op on the vector units: ceil(elements·passes / (units·width))
+// cycles at one cycle per element-op (note §2.1 [A]).
+func (n *neupims) vec(name string, elements, passes int) Op {
+	u := n.cfg.NPU
+	cycles := ceilDiv(elements*passes, max(1, u.VectorUnits*u.VectorWidth))
+	return Op{Name: name, Lane: laneNPUV, Dur: Cycles(float64(cycles), u.ClockGHz)}
+}
+
+type emitter struct {
+	n     *neupims
+	s     *Schedule
+	stage int
+}
+
+func (em *emitter) add(op Op, layer, sb int, deps ...int) int {
+	op.Layer, op.SubBatch, op.Stage = layer, sb, em.stage
+	return em.s.Add(op, deps...)
+}
+
+// qkv emits LayerNorm and the QKV GEMM of one (sub-)batch; the new token's K and V are
+// written to the KV cache as part of the GEMM's traffic.
+func (em *emitter) qkv(reqs []*Request, layer, sb int, deps ...int) int {
+	n, sh := em.n, em.n.sh
+	b := len(reqs)
+	ln := em.add(n.vec("LN1", b*sh.DModel, 2), layer, sb, deps...)
+	op := n.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim)
+	op.Bytes += float64(b * 2 * sh.KVEmbedDev() * sh.Precision)
+	return em.add(op, layer, sb, ln)
+}
+
+// mhaOps emits attention for one (sub-)batch and returns the ops the projection waits for.
+func (em *emitter) mhaOps(reqs []*Request, layer, sb, after int, blockedBy int) []int {
+	n, sh := em.n, em.n.sh
+	softElems := 0
+	for _, r := range reqs {
+		softElems += sh.HeadsDev() * r.SeqLen()
+	}
+	soft := n.vec("softmax", softElems, 3)
+	deps := []int{after}
+	if blockedBy >= 0 {
+		deps = append(deps, blockedBy)
+	}
+	if !n.cfg.PIM.Enabled {
+		// NPU-only: the GEMVs stream K and V from HBM on the NPU (memory-bound).
+		var fl, by float64
+		for _, r := range reqs {
+			fl += 2 * float64(sh.HeadsDev()*sh.HeadDim*r.SeqLen())
+			by += float64(r.SeqLen() * sh.KVEmbedDev() * sh.Precision)
+		}
+		lg := em.add(Op{Name: "logit", Lane: laneNPUS, Dur: n.npu.Time(fl, by), FLOPs: fl, Bytes: by}, layer, sb, deps...)
+		sm := em.add(soft, layer, sb, lg)
+		at := em.add(Op{Name: "attend", Lane: laneNPUS, Dur: n.npu.Time(fl, by), FLOPs: fl, Bytes: by}, layer, sb, sm)
+		return []int{at}
+	}
+	logit := make([]int64, n.ch)
+	attend := make([]int64, n.ch)
+	for _, r := range reqs {
+		l, a := n.mha(r.SeqLen())
+		logit[r.Loc] += int64(l)
+		attend[r.Loc] += int64(a)
+	}
+	clk := n.cfg.Memory.ClockGHz
+	var out []int
+	if n.cfg.PIM.DualRowBuffer {
+		// Dual row buffers: softmax on the vector units overlaps the GEMVs head by head
+		// (Fig. 10), so each channel runs logit and attend back to back.
+		for c := range n.ch {
+			if logit[c] == 0 {
+				continue
+			}
+			out = append(out, em.add(Op{Name: "MHA", Lane: lanePIM0 + c, Dur: Cycles(float64(logit[c]+attend[c]), clk)}, layer, sb, deps...))
+		}
+		out = append(out, em.add(soft, layer, sb, deps...))
+		return out
+	}
+	// Blocked mode: logits cannot reach the vector units while the PIM computes, so softmax
+	// waits for every channel's logit GEMV and the attend GEMVs wait for softmax (§4.2).
+	var lg []int
+	for c := range n.ch {
+		if logit[c] > 0 {
+			lg = append(lg, em.add(Op{Name: "logit", Lane: lanePIM0 + c, Dur: Cycles(float64(logit[c]), clk)}, layer, sb, deps...))
+		}
+	}
+	sm := em.add(soft, layer, sb, lg...)
+	for c := range n.ch {
+		if attend[c] > 0 {
+			out = append(out, em.add(Op{Name: "attend", Lane: lanePIM0 + c, Dur: Cycles(float64(attend[c]), clk)}, layer, sb, sm))
+		}
+	}
+	return out
+}
+
+// projFFN emits the output projection and the FFN of one (sub-)batch.
+func (em *emitter) projFFN(reqs []*Request, layer, sb int, deps ...int) int {
+	n, sh := em.n, em.n.sh
+	b := len(reqs)
+	pj := em.add(n.gemm("Proj", b, sh.ProjParams(), sh.ProjParams(), sh.HeadsDev()*sh.HeadDim, sh.DModel), layer, sb, deps...)
+	ln := em.add(n.vec("LN2", b*sh.DModel, 3), layer, sb, pj)
+	perTok, read := sh.FFNActive(b)
+	dffn := sh.DFFN / sh.TP
+	up := perTok * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
+	upRead := read * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
+	f1 := em.add(n.gemm("FC1", b, up, upRead, sh.DModel, dffn), layer, sb, ln)
+	act := em.add(n.vec("GELU", b*dffn, 1), layer, sb, f1)
+	return em.add(n.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), layer, sb, act)
+}
+
+func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
+	em := &emitter{n: n, s: s}
+	N := n.sh.LayersDev()
+	if len(prefill) > 0 {
+		n.planPrefill(em, prefill)
+	}
+	if len(decode) == 0 {
+		return nil
+	}
+	sb := n.split(decode)
+	// Blocked PIM shares its single row buffer with the NPU's memory traffic: PIM work of
+	// a stage can only start once the NPU's traffic of that stage is done.
+	blocked := n.cfg.PIM.Enabled && !n.cfg.PIM.DualRowBuffer
+	if sb[1] == nil {
+		// Serial schedule (Fig. 11a): QKV → MHA → Proj/FFN, layer after layer.
+		prev := -1
+		for l := range N {
+			var q int
+			if prev >= 0 {
+				q = em.qkv(sb[0], l, 0, prev)
+			} else {
+				q = em.qkv(sb[0], l, 0)
+			}
+			m := em.mhaOps(sb[0], l, 0, q, -1)
+			prev = em.projFFN(sb[0], l, 0, m...)
+		}
+		return nil
+	}
+	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (note §4.4),
+	// with C and D repeated once per further layer and a barrier at every stage boundary.
+	guard := func(npuLast int) int {
+		if blocked {
+			return npuLast
+		}
+		return -1
+	}
+	names := []string{"A", "B"}
+	q1 := em.qkv(sb[0], 0, 1)
+	em.stage++
+	q2 := em.qkv(sb[1], 0, 2)
+	m1 := em.mhaOps(sb[0], 0, 1, q1, guard(q2))
+	var m2 []int
+	for l := 0; l < N-1; l++ {
+		em.stage++
+		p := em.projFFN(sb[0], l, 1, m1...)
+		q1 = em.qkv(sb[0], l+1, 1, p)
+		m2 = em.mhaOps(sb[1], l, 2, q2, guard(q1))
+		em.stage++
+		p = em.projFFN(sb[1], l, 2, m2...)
+		q2 = em.qkv(sb[1], l+1, 2, p)
+		m1 = em.mhaOps(sb[0], l+1, 1, q1, guard(q2))
+		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
+	}
+	em.stage++
+	p := em.projFFN(sb[0], N-1, 1, m1...)
+	m2 = em.mhaOps(sb[1], N-1, 2, q2, guard(p))
+	em.stage++
+	em.projFFN(sb[1], N-1, 2, m2...)
+	names = append(names, "E", "F")
+	marks := make([]StageMark, len(names))
+	for i := range marks {
+		marks[i] = StageMark{Name: names[i], Start: -1}
+	}
+	for _, sp := range s.Spans {
+		if st := sp.Stage; st < len(marks) && (marks[st].Start < 0 || sp.Start < marks[st].Start) {
+			marks[st].Start = sp.Start
+		}
+	}
+	return marks
+}
+
+// planPrefill runs the prompts of newly admitted requests on a standalone NPU (NeuPIMs
+// devices only run generation, §2.6), one op per layer: the GEMMs over all prompt tokens
+// plus causal attention over each prompt.
+func (n *neupims) planPrefill(em *emitter, reqs []*Request) {
+	sh := n.sh
+	tokens := 0
+	attn := 0.0
+	for _, r := range reqs {
+		tokens += r.InputLen
+		attn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.InputLen) * float64(r.InputLen)
+	}
+	perTok, read := sh.FFNActive(tokens)
+	flops := 2*float64(tokens)*(sh.QKVParams()+sh.ProjParams()+perTok) + attn
+	bytes := (sh.QKVParams() + sh.ProjParams() + read) * float64(sh.Precision)
+	prev := -1
+	for l := range sh.LayersDev() {
+		op := Op{Name: "prefill", Lane: n.prefLn, Dur: n.npu.Time(flops, bytes), FLOPs: flops, Bytes: bytes}
+		if prev >= 0 {
+			prev = em.add(op, l, 0, prev)
+		} else {
+			prev = em.add(op, l, 0)
+		}
+	}
+}
+
+func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
+	m := n.cfg.Memory
+	T := float64(snap.IterTime)
+	busy := s.Busy()
+	var npuFlops, extBytes float64
+	for _, sp := range s.Spans {
+		if sp.Lane == laneNPUS {
+			npuFlops += sp.FLOPs
+			extBytes += sp.Bytes
+		}
+	}
+	sec := snap.IterTime.Seconds()
+	u := snap.Metrics.Util
+	u["npu"] = npuFlops / (n.npu.PeakFLOPS * sec)
+	u["bandwidth"] = min(1, extBytes/(m.Bandwidth()*sec))
+
+	// Bank grid: channels × banks. PIM commands are broadcast to every bank of a channel,
+	// so PIM busy is uniform along a row; weight traffic is interleaved over all channels.
+	g := &snap.Banks
+	g.RowKind, g.ColKind = "channel", "bank"
+	g.Rows, g.Cols, g.ColGroup = m.Channels, m.BanksPerChannel, m.BanksPerGroup()
+	cells := g.Rows * g.Cols
+	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
+	g.RowNotes = make([]string, g.Rows)
+	memFrac := min(1, extBytes/float64(m.Channels)/(m.ChannelBandwidth()*sec))
+	owner := make([]int, m.Channels)
+	ownerLoad := make([]int64, m.Channels)
+	count := make([]int, m.Channels)
+	seqSum := make([]int, m.Channels)
+	load := make([]int64, m.Channels)
+	for i := range owner {
+		owner[i] = -1
+	}
+	if n.cfg.PIM.Enabled {
+		for _, r := range running {
+			if r.Loc < 0 || r.Status != Running {
+				continue
+			}
+			l, a := n.mha(r.SeqLen())
+			ld := int64(l + a)
+			load[r.Loc] += ld
+			count[r.Loc]++
+			seqSum[r.Loc] += r.SeqLen()
+			if ld > ownerLoad[r.Loc] {
+				owner[r.Loc], ownerLoad[r.Loc] = r.ID, ld
+			}
+		}
+	}
+	var pimBusy float64
+	for c := range m.Channels {
+		pb := 0.0
+		if n.cfg.PIM.Enabled {
+			pb = float64(busy[lanePIM0+c]) / T
+			pimBusy += float64(busy[lanePIM0+c])
+		}
+		for b := range g.Cols {
+			i := c*g.Cols + b
+			g.PIM[i], g.Mem[i], g.Owner[i] = pb, memFrac, owner[c]
+		}
+		if n.cfg.PIM.Enabled {
+			g.RowNotes[c] = fmt.Sprintf("%d req  Σseq %d  load %dk cyc/layer", count[c], seqSum[c], load[c]/1000)
+		}
+	}
+	if n.cfg.PIM.Enabled {
+		u["pim"] = pimBusy / (float64(m.Channels) * T)
+		var mx, sum int64
+		for _, l := range load {
+			mx = max(mx, l)
+			sum += l
+		}
+		if sum > 0 {
+			snap.Metrics.LoadImbalance = float64(mx) / (float64(sum) / float64(m.Channels))
+		}
+	} else {
+		g.Reason = "NPU-only: no PIM; attention streams the KV cache over the external bus"
+	}
+
+	snap.KV.BlockBytes = n.tile
+	if n.cfg.PIM.Enabled {
+		snap.KV.Unit = fmt.Sprintf("PIM tile (one %d B row in each of %d banks)", m.PageBytes, m.BanksPerChannel)
+		snap.KV.LocKind = "channel"
+	} else {
+		snap.KV.Unit = fmt.Sprintf("block (32 tokens of one head, %d B)", int(n.tile))
+		snap.KV.LocKind = "HBM"
+	}
+	perTok := n.sh.KVBytesPerToken()
+	n.kv.snapshot(&snap.KV, func(i int) string {
+		if n.cfg.PIM.Enabled {
+			return "ch" + strconv.Itoa(i)
+		}
+		return "HBM"
+	}, running, func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
+	if snap.KV.Capacity > 0 {
+		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
+	}
+}

@@ -1,0 +1,54 @@
+package sim
+
+// Status is where a request is in its lifecycle.
+type Status uint8
+
+// Request states (NeuPIMs Fig. 7's Request Pool Table: Wait, Run, Done).
+const (
+	Waiting Status = iota
+	Prefilling
+	Running
+	Done
+)
+
+func (s Status) String() string {
+	return [...]string{"wait", "prefill", "run", "done"}[s]
+}
+
+// Request is one inference request.
+type Request struct {
+	ID        int
+	InputLen  int
+	OutputLen int
+	Arrival   Time
+	Generated int
+	Status    Status
+	Loc       int // KV location (channel, …); -1 when not placed
+
+	Admitted   Time
+	FirstToken Time
+	LastToken  Time
+	Finished   Time
+	maxTBT     Time
+
+	kBlocks, vBlocks int // KV blocks held
+	reserved         int // blocks reserved for the request's full length
+	prefilled        bool
+}
+
+// SeqLen is the number of tokens in the request's KV cache.
+func (r *Request) SeqLen() int { return r.InputLen + r.Generated }
+
+// RequestRow is a request as the request pool table shows it.
+type RequestRow struct {
+	ID        int
+	InputLen  int
+	OutputLen int
+	Generated int
+	Loc       int
+	Status    Status
+}
+
+func (r *Request) row() RequestRow {
+	return RequestRow{ID: r.ID, InputLen: r.InputLen, OutputLen: r.OutputLen, Generated: r.Generated, Loc: r.Loc, Status: r.Status}
+}

@@ -1,0 +1,95 @@
+package sim
+
+import "sort"
+
+// Result is the summary of a run; its JSON field names are a documented contract.
+type Result struct {
+	Preset            string             `json:"preset"`
+	System            string             `json:"system"`
+	Model             string             `json:"model"`
+	Dataset           string             `json:"dataset"`
+	Seed              uint64             `json:"seed"`
+	MaxBatch          int                `json:"max_batch"`
+	Requests          int                `json:"requests"`
+	Iterations        int                `json:"iterations"`
+	SimTimeS          float64            `json:"sim_time_s"`
+	RequestsCompleted int                `json:"requests_completed"`
+	TokensGenerated   int                `json:"tokens_generated"`
+	ThroughputTokS    float64            `json:"throughput_tok_s"`
+	MeanBatch         float64            `json:"mean_batch"`
+	IterationMS       Dist3              `json:"iteration_ms"`
+	TBTMS             Dist2              `json:"tbt_ms"`
+	TTFTMS            Dist2              `json:"ttft_ms"`
+	Utilization       map[string]float64 `json:"utilization"`
+	BubbleFraction    map[string]float64 `json:"bubble_fraction"`
+	KV                KVSummary          `json:"kv"`
+	LoadImbalance     *float64           `json:"load_imbalance"`
+	EnergyJ           *float64           `json:"energy_j"`
+}
+
+// Dist3 is a mean and two percentiles in milliseconds.
+type Dist3 struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+}
+
+// Dist2 is two percentiles in milliseconds.
+type Dist2 struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+// KVSummary is the KV cache at its fullest.
+type KVSummary struct {
+	PeakBlocksUsed    int     `json:"peak_blocks_used"`
+	PeakFragmentation float64 `json:"peak_fragmentation"`
+	PeakUtilization   float64 `json:"peak_utilization"`
+}
+
+// Result summarises the measured iterations (those after warm-up).
+func (e *Engine) Result() Result {
+	st := &e.stats
+	c := e.cfg
+	r := Result{
+		Preset: c.Preset, System: c.System, Model: c.Model.Name, Dataset: c.Workload.Dataset.Name,
+		Seed: c.Workload.Seed, MaxBatch: c.Workload.MaxBatch, Requests: c.Workload.Requests,
+		Iterations: e.step, SimTimeS: e.now.Seconds(), RequestsCompleted: e.done, TokensGenerated: st.tokens,
+		IterationMS: Dist3{Mean: st.iter.mean().Milliseconds(), P50: st.iter.quantile(0.5).Milliseconds(), P99: st.iter.quantile(0.99).Milliseconds()},
+		TBTMS:       Dist2{P50: st.tbt.quantile(0.5).Milliseconds(), P99: st.tbt.quantile(0.99).Milliseconds()},
+		TTFTMS:      Dist2{P50: st.ttft.quantile(0.5).Milliseconds(), P99: st.ttft.quantile(0.99).Milliseconds()},
+		Utilization: map[string]float64{}, BubbleFraction: map[string]float64{},
+		KV: KVSummary{PeakBlocksUsed: st.kvPeakUsed, PeakFragmentation: st.kvPeakFrag, PeakUtilization: st.kvPeakUtil},
+	}
+	if c.Workload.InputLen > 0 || c.Workload.OutputLen > 0 {
+		r.Dataset = "fixed"
+	}
+	if c.Workload.Trace != nil {
+		r.Dataset = "trace"
+	}
+	if st.time > 0 {
+		r.ThroughputTokS = float64(st.tokens) / st.time.Seconds()
+	}
+	if st.iters > 0 {
+		r.MeanBatch = float64(st.batchSum) / float64(st.iters)
+	}
+	for _, k := range e.sys.utilKeys() {
+		r.Utilization[k] = 0
+		if st.time > 0 {
+			r.Utilization[k] = st.util[k] / float64(st.time)
+		}
+	}
+	keys := make([]string, 0, len(st.bubble))
+	for k := range st.bubble {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.BubbleFraction[k] = st.bubble[k] / float64(st.time)
+	}
+	if st.imbalanceN > 0 {
+		v := st.imbalance / float64(st.imbalanceN)
+		r.LoadImbalance = &v
+	}
+	return r
+}

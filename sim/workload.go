@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Dataset is a request-length distribution: input and output lengths each drawn from a
+// log-normal truncated to [Min, Max] whose mean and standard deviation match the dataset's
+// published statistics (design §3).
+type Dataset struct {
+	Name            string
+	Display         string
+	InMean, InStd   float64
+	InMin, InMax    int
+	OutMean, OutStd float64
+	OutMin, OutMax  int
+	MaxSeqLen       int // cap on input+output (0 = none)
+}
+
+// TraceRequest is one row of a request trace.
+type TraceRequest struct {
+	Arrival   Time
+	InputLen  int
+	OutputLen int
+}
+
+// lengthDist samples integers from a truncated log-normal.
+type lengthDist struct {
+	mu, sigma float64
+	lo, hi    int
+	pLo, pHi  float64 // normal CDF of the truncation bounds on the log scale
+}
+
+func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// truncMean is the mean of a log-normal(mu, sigma) truncated to [a, b].
+func truncMean(mu, sigma, a, b float64) float64 {
+	la, lb := math.Log(a), math.Log(b)
+	num := normCDF((lb-mu-sigma*sigma)/sigma) - normCDF((la-mu-sigma*sigma)/sigma)
+	den := normCDF((lb-mu)/sigma) - normCDF((la-mu)/sigma)
+	if den <= 0 {
+		return math.Exp(mu)
+	}
+	return math.Exp(mu+sigma*sigma/2) * num / den
+}
+
+// newLengthDist fits a log-normal to mean and std, then shifts its location so that the
+// truncated distribution keeps the target mean.
+func newLengthDist(mean, std float64, lo, hi int) lengthDist {
+	lo = max(lo, 1)
+	hi = max(hi, lo)
+	d := lengthDist{lo: lo, hi: hi}
+	if std <= 0 || mean <= 0 || lo == hi {
+		d.sigma = 0
+		d.mu = math.Log(math.Min(math.Max(mean, float64(lo)), float64(hi)))
+		return d
+	}
+	d.sigma = math.Sqrt(math.Log(1 + (std/mean)*(std/mean)))
+	a, b := float64(lo)-0.5, float64(hi)+0.5
+	a = math.Max(a, 0.5)
+	target := math.Min(math.Max(mean, a), b)
+	l, h := math.Log(a)-10*d.sigma, math.Log(b)+10*d.sigma
+	for range 100 {
+		m := (l + h) / 2
+		if truncMean(m, d.sigma, a, b) < target {
+			l = m
+		} else {
+			h = m
+		}
+	}
+	d.mu = (l + h) / 2
+	d.pLo = normCDF((math.Log(a) - d.mu) / d.sigma)
+	d.pHi = normCDF((math.Log(b) - d.mu) / d.sigma)
+	return d
+}
+
+func (d lengthDist) sample(r *rand.Rand) int {
+	if d.sigma == 0 {
+		return int(math.Round(math.Exp(d.mu)))
+	}
+	u := d.pLo + r.Float64()*(d.pHi-d.pLo)
+	u = math.Min(math.Max(u, 1e-15), 1-1e-15)
+	z := math.Sqrt2 * math.Erfinv(2*u-1)
+	v := int(math.Round(math.Exp(d.mu + d.sigma*z)))
+	return min(max(v, d.lo), d.hi)
+}
+
+// generator produces the requests of a workload in arrival order.
+type generator struct {
+	rng      *rand.Rand
+	in, out  lengthDist
+	maxSeq   int
+	fixedIn  int
+	fixedOut int
+	rate     float64 // Poisson arrivals per second; 0 = all at time 0
+	trace    []TraceRequest
+	next     int
+	clock    Time
+}
+
+func newGenerator(w Workload, rng *rand.Rand) *generator {
+	g := &generator{rng: rng, maxSeq: w.Dataset.MaxSeqLen, fixedIn: w.InputLen, fixedOut: w.OutputLen, trace: w.Trace}
+	if w.Arrival == ArrivalPoisson {
+		g.rate = w.Rate
+	}
+	ds := w.Dataset
+	g.in = newLengthDist(ds.InMean, ds.InStd, ds.InMin, ds.InMax)
+	g.out = newLengthDist(ds.OutMean, ds.OutStd, ds.OutMin, ds.OutMax)
+	return g
+}
+
+// request draws the next request (id is assigned by the caller).
+func (g *generator) request() (Time, int, int) {
+	if g.trace != nil {
+		tr := g.trace[g.next%len(g.trace)]
+		g.next++
+		return tr.Arrival, tr.InputLen, tr.OutputLen
+	}
+	g.next++
+	in, out := g.fixedIn, g.fixedOut
+	if in <= 0 {
+		in = g.in.sample(g.rng)
+	}
+	if out <= 0 {
+		out = g.out.sample(g.rng)
+	}
+	if g.maxSeq > 0 && g.fixedIn <= 0 && g.fixedOut <= 0 {
+		in = min(in, g.maxSeq-1)
+		out = max(1, min(out, g.maxSeq-in))
+	}
+	if g.rate > 0 {
+		g.clock += FromSeconds(g.rng.ExpFloat64() / g.rate)
+	}
+	return g.clock, in, out
+}
+
+// ReadTrace reads a request trace in CSV: a header "arrival_s,input_len,output_len" (the
+// header is optional) then one request per row. Errors name the line and column.
+func ReadTrace(r io.Reader) ([]TraceRequest, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	var out []TraceRequest
+	var last float64
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("line %d:%d: %v", pe.Line, pe.Column, pe.Err)
+			}
+			return nil, err
+		}
+		line, _ := cr.FieldPos(0)
+		if len(out) == 0 && len(rec) > 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "arrival_s") {
+			continue
+		}
+		if len(rec) != 3 {
+			return nil, fmt.Errorf("line %d: want 3 fields (arrival_s,input_len,output_len), got %d", line, len(rec))
+		}
+		a, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
+		if err != nil || math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			_, col := cr.FieldPos(0)
+			return nil, fmt.Errorf("line %d:%d: arrival_s %q is not a time in seconds ≥ 0", line, col, rec[0])
+		}
+		if a < last {
+			_, col := cr.FieldPos(0)
+			return nil, fmt.Errorf("line %d:%d: arrival_s %g is earlier than the previous row's %g; sort the trace by arrival", line, col, a, last)
+		}
+		last = a
+		var lens [2]int
+		for i, name := range []string{"input_len", "output_len"} {
+			v, err := strconv.Atoi(strings.TrimSpace(rec[i+1]))
+			if err != nil || v < 1 || v > 1<<24 {
+				_, col := cr.FieldPos(i + 1)
+				return nil, fmt.Errorf("line %d:%d: %s %q is not a whole number of tokens between 1 and %d", line, col, name, rec[i+1], 1<<24)
+			}
+			lens[i] = v
+		}
+		out = append(out, TraceRequest{Arrival: FromSeconds(a), InputLen: lens[0], OutputLen: lens[1]})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the trace has no requests (want rows of arrival_s,input_len,output_len)")
+	}
+	return out, nil
+}
