@@ -39,6 +39,10 @@ type Config struct {
 
 	// HistoryCap is how many past snapshots the engine keeps for stepping back (0: none).
 	HistoryCap int
+	// Recycle lets each Step reuse the previous snapshot's timeline buffers. Headless runs
+	// that read every snapshot before the next Step set it to spare the allocator; it
+	// cannot be combined with history.
+	Recycle bool
 }
 
 // Workload is the request stream.

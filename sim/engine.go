@@ -33,21 +33,21 @@ type Engine struct {
 	gen   *generator
 	ppMul Time // iteration time × pipeline stages = time between a request's tokens
 
-	now       Time
-	step      int
-	created   int
-	nextReq   *Request // the next request not yet arrived
-	queue     []*Request
-	running   []*Request
-	done      int
-	recent    []RequestRow // last completed requests, newest last
-	err       error
-	history   []*Snapshot
-	back      int
-	last      *Snapshot
-	stats     runStats
-	spanHint  int
-	lastQueue int
+	now      Time
+	step     int
+	created  int
+	nextReq  *Request // the next request not yet arrived
+	queue    []*Request
+	running  []*Request
+	done     int
+	recent   []RequestRow // last completed requests, newest last
+	err      error
+	history  []*Snapshot
+	back     int
+	last     *Snapshot
+	stats    runStats
+	spanHint int
+	spare    *Schedule // reused when cfg.Recycle is set
 }
 
 // runStats accumulates the run's metrics after warm-up.
@@ -80,6 +80,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Recycle && cfg.HistoryCap > 0 {
+		return nil, errors.New("a recycling engine cannot keep history")
 	}
 	w := &cfg.Workload
 	if w.MaxBatch < 1 {
@@ -243,7 +246,16 @@ func (e *Engine) iterate() (*Snapshot, error) {
 			decode = append(decode, r)
 		}
 	}
-	s := NewSchedule(e.sys.lanes(), e.spanHint)
+	var s *Schedule
+	if e.cfg.Recycle && e.spare != nil {
+		s = e.spare
+		s.Reset(e.sys.lanes())
+	} else {
+		s = NewSchedule(e.sys.lanes(), e.spanHint)
+		if e.cfg.Recycle {
+			e.spare = s
+		}
+	}
 	marks := e.sys.plan(s, decode, prefill)
 	iterT := s.Finish()
 	e.spanHint = len(s.Spans)

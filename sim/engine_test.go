@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,216 @@ func TestEngineCompletesEveryRequest(t *testing.T) {
 		if v < 0 || v > 1 {
 			t.Errorf("utilization %s = %v outside [0,1]", k, v)
 		}
+	}
+}
+
+func TestEveryTokenIsGenerated(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests = 200
+	c.Workload.MaxBatch = 64
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	seen := map[int]int{}
+	for {
+		s, err := e.Step()
+		if errors.Is(err, ErrDone) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Batch > 64 {
+			t.Fatalf("batch %d above the limit", s.Batch)
+		}
+		for _, r := range s.Requests {
+			if r.Status == Done && seen[r.ID] == 0 {
+				seen[r.ID] = r.OutputLen
+				want += r.OutputLen
+				if r.Generated != r.OutputLen {
+					t.Fatalf("request %d done with %d of %d tokens", r.ID, r.Generated, r.OutputLen)
+				}
+			}
+		}
+	}
+	r := e.Result()
+	if r.RequestsCompleted != 200 {
+		t.Fatalf("completed %d", r.RequestsCompleted)
+	}
+	if e.last.KV.Used != 0 || e.last.KV.Reserved != 0 {
+		t.Fatalf("KV not returned at the end: used %d reserved %d", e.last.KV.Used, e.last.KV.Reserved)
+	}
+}
+
+func TestStepBackReplaysHistory(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests = 50
+	c.Workload.MaxBatch = 16
+	c.HistoryCap = 8
+	e, _ := New(c)
+	var snaps []*Snapshot
+	for range 5 {
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, s)
+	}
+	if b := e.Back(); b != snaps[3] {
+		t.Fatalf("back gave step %d, want 4", b.Step)
+	}
+	if b := e.Back(); b != snaps[2] {
+		t.Fatalf("second back gave step %d, want 3", b.Step)
+	}
+	if s, _ := e.Step(); s != snaps[3] {
+		t.Fatal("forward after back did not replay the history")
+	}
+	s, _ := e.Step()
+	if s != snaps[4] {
+		t.Fatal("replay did not return to the head")
+	}
+	if s, _ = e.Step(); s.Step != 6 {
+		t.Fatalf("after the head, step %d, want 6", s.Step)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests = 100
+	_, a := runAll(t, c)
+	_, b := runAll(t, c)
+	if a.ThroughputTokS != b.ThroughputTokS || a.SimTimeS != b.SimTimeS || a.Iterations != b.Iterations {
+		t.Fatalf("same seed, different runs: %+v vs %+v", a, b)
+	}
+}
+
+// Sub-batch interleaving follows the A–F schedule: 2 + 2(N−1) + 2 stages, with the PIM idle
+// in A and F and both sub-batches present.
+func TestSBIStageSchedule(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.InputLen, c.Workload.OutputLen = 300, 50
+	c.Workload.Requests = 256
+	e, _ := New(c)
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(s.Timeline.Stages), 2+2*31+2; got != want {
+		t.Fatalf("%d stages, want %d", got, want)
+	}
+	if s.Timeline.Stages[0].Name != "A" || s.Timeline.Stages[len(s.Timeline.Stages)-1].Name != "F" {
+		t.Fatalf("stages %v", s.Timeline.Stages)
+	}
+	subs := map[int]bool{}
+	for _, sp := range s.Timeline.Spans {
+		subs[sp.SubBatch] = true
+		if sp.Stage == 0 && sp.Lane >= lanePIM0 {
+			t.Fatalf("PIM busy in stage A: %+v", sp)
+		}
+	}
+	if !subs[1] || !subs[2] || subs[0] {
+		t.Fatalf("sub-batches seen %v", subs)
+	}
+	// Spans on one lane never overlap.
+	last := map[int]Time{}
+	for _, sp := range s.Timeline.Spans {
+		if sp.Start < last[sp.Lane] {
+			t.Fatalf("overlap on lane %d at %v", sp.Lane, sp.Start)
+		}
+		last[sp.Lane] = sp.End()
+	}
+}
+
+// With the same hardware, each NeuPIMs mechanism can only help on a long-context batch.
+func TestMechanismsOrder(t *testing.T) {
+	thr := func(edit func(*Config)) float64 {
+		c := testNeuPIMs()
+		c.Workload.InputLen, c.Workload.OutputLen = 600, 64
+		c.Workload.Requests, c.Workload.MaxBatch = 512, 512
+		c.Workload.Steps = 40
+		edit(&c)
+		_, r := runAll(t, c)
+		return r.ThroughputTokS
+	}
+	naive := thr(func(c *Config) {
+		c.PIM.DualRowBuffer, c.Scheduler.SubBatchInterleaving, c.Scheduler.ChannelAlloc = false, false, RoundRobin
+	})
+	drb := thr(func(c *Config) { c.Scheduler.SubBatchInterleaving, c.Scheduler.ChannelAlloc = false, RoundRobin })
+	full := thr(func(c *Config) {})
+	npuOnly := thr(func(c *Config) { c.PIM.Enabled, c.Scheduler.SubBatchInterleaving = false, false })
+	if !(naive <= drb && drb < full) {
+		t.Fatalf("naive %.0f, +DRB %.0f, NeuPIMs %.0f: each mechanism should help", naive, drb, full)
+	}
+	if !(npuOnly < naive) {
+		t.Fatalf("NPU-only %.0f should trail naive NPU+PIM %.0f at 664-token contexts", npuOnly, naive)
+	}
+}
+
+func TestPoissonArrivalsWait(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Arrival, c.Workload.Rate = ArrivalPoisson, 50
+	c.Workload.Requests = 30
+	e, r := runAll(t, c)
+	if r.RequestsCompleted != 30 {
+		t.Fatalf("completed %d", r.RequestsCompleted)
+	}
+	// 30 arrivals at 50/s span about 0.6 s of simulated time.
+	if r.SimTimeS < 0.2 {
+		t.Fatalf("sim time %.3f s too short for Poisson arrivals", r.SimTimeS)
+	}
+	_ = e
+}
+
+func TestPrefillRunGivesFirstToken(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Prefill = PrefillRun
+	c.Workload.InputLen, c.Workload.OutputLen = 100, 3
+	c.Workload.Requests, c.Workload.MaxBatch = 8, 8
+	e, _ := New(c)
+	s, _ := e.Step()
+	if s.Prefills != 8 || s.Batch != 0 || s.Tokens != 8 {
+		t.Fatalf("first step: %d prefills, batch %d, %d tokens", s.Prefills, s.Batch, s.Tokens)
+	}
+	s, _ = e.Step()
+	if s.Batch != 8 {
+		t.Fatalf("second step batch %d, want 8", s.Batch)
+	}
+	_, r := runAll(t, c)
+	if r.TokensGenerated != 24 {
+		t.Fatalf("tokens %d, want 24", r.TokensGenerated)
+	}
+}
+
+func TestCapacityLimitsAdmission(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.InputLen, c.Workload.OutputLen = 1900, 100
+	c.Workload.Requests, c.Workload.MaxBatch = 4096, 4096
+	c.Workload.Steps = 2
+	e, _ := New(c)
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Batch >= 4096 || s.Batch == 0 || s.Queue == 0 {
+		t.Fatalf("batch %d, queue %d: KV capacity should limit admission", s.Batch, s.Queue)
+	}
+	if s.Metrics.KVUtil > 1 {
+		t.Fatalf("KV over capacity: %v", s.Metrics.KVUtil)
+	}
+}
+
+func TestImpossibleConfigsAreErrors(t *testing.T) {
+	c := testNeuPIMs()
+	c.Model.Layers, c.Model.DModel, c.Model.Heads, c.Model.KVHeads = 96, 12288, 96, 96
+	c.TP = 1
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "raise tp or pp") {
+		t.Fatalf("got %v", err)
+	}
+	c = testNeuPIMs()
+	c.Workload.InputLen, c.Workload.OutputLen = 5_000_000, 1
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "one request of 5000001 tokens") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -267,63 +267,77 @@ func (em *emitter) qkv(reqs []*Request, layer, sb int, deps ...int) int {
 	return em.add(op, layer, sb, ln)
 }
 
-// mhaOps emits attention for one (sub-)batch and returns the ops the projection waits for.
-func (em *emitter) mhaOps(reqs []*Request, layer, sb, after int, blockedBy int) []int {
-	n, sh := em.n, em.n.sh
-	softElems := 0
-	for _, r := range reqs {
-		softElems += sh.HeadsDev() * r.SeqLen()
+// sbLoad is a (sub-)batch's attention work, the same in every layer of an iteration, so
+// it is computed once per iteration rather than once per layer.
+type sbLoad struct {
+	logit, attend []int64 // PIM cycles per channel (Algorithm 1 summed over its requests)
+	softElems     int     // logits the vector units normalise
+	flops, bytes  float64 // NPU-only: attention GEMV work and KV bytes streamed
+}
+
+func (n *neupims) sbLoad(reqs []*Request) sbLoad {
+	sh := n.sh
+	var w sbLoad
+	if n.cfg.PIM.Enabled {
+		w.logit, w.attend = make([]int64, n.ch), make([]int64, n.ch)
 	}
-	soft := n.vec("softmax", softElems, 3)
+	for _, r := range reqs {
+		L := r.SeqLen()
+		w.softElems += sh.HeadsDev() * L
+		w.flops += 2 * float64(sh.HeadsDev()*sh.HeadDim*L)
+		w.bytes += float64(L * sh.KVEmbedDev() * sh.Precision)
+		if w.logit != nil {
+			l, a := n.mha(L)
+			w.logit[r.Loc] += int64(l)
+			w.attend[r.Loc] += int64(a)
+		}
+	}
+	return w
+}
+
+// mhaOps emits attention for one (sub-)batch and returns the ops the projection waits for.
+// blockedBy, when not -1, is an NPU op whose memory traffic must finish first because the
+// PIM shares the single row buffer with it.
+func (em *emitter) mhaOps(w *sbLoad, layer, sb, after int, blockedBy int) []int {
+	n := em.n
+	soft := n.vec("softmax", w.softElems, 3)
 	deps := []int{after}
 	if blockedBy >= 0 {
 		deps = append(deps, blockedBy)
 	}
 	if !n.cfg.PIM.Enabled {
 		// NPU-only: the GEMVs stream K and V from HBM on the NPU (memory-bound).
-		var fl, by float64
-		for _, r := range reqs {
-			fl += 2 * float64(sh.HeadsDev()*sh.HeadDim*r.SeqLen())
-			by += float64(r.SeqLen() * sh.KVEmbedDev() * sh.Precision)
-		}
-		lg := em.add(Op{Name: "logit", Lane: laneNPUS, Dur: n.npu.Time(fl, by), FLOPs: fl, Bytes: by}, layer, sb, deps...)
+		lg := em.add(Op{Name: "logit", Lane: laneNPUS, Dur: n.npu.Time(w.flops, w.bytes), FLOPs: w.flops, Bytes: w.bytes}, layer, sb, deps...)
 		sm := em.add(soft, layer, sb, lg)
-		at := em.add(Op{Name: "attend", Lane: laneNPUS, Dur: n.npu.Time(fl, by), FLOPs: fl, Bytes: by}, layer, sb, sm)
+		at := em.add(Op{Name: "attend", Lane: laneNPUS, Dur: n.npu.Time(w.flops, w.bytes), FLOPs: w.flops, Bytes: w.bytes}, layer, sb, sm)
 		return []int{at}
 	}
-	logit := make([]int64, n.ch)
-	attend := make([]int64, n.ch)
-	for _, r := range reqs {
-		l, a := n.mha(r.SeqLen())
-		logit[r.Loc] += int64(l)
-		attend[r.Loc] += int64(a)
-	}
 	clk := n.cfg.Memory.ClockGHz
-	var out []int
+	out := make([]int, 0, n.ch+1)
 	if n.cfg.PIM.DualRowBuffer {
 		// Dual row buffers: softmax on the vector units overlaps the GEMVs head by head
 		// (Fig. 10), so each channel runs logit and attend back to back.
 		for c := range n.ch {
-			if logit[c] == 0 {
+			if w.logit[c] == 0 {
 				continue
 			}
-			out = append(out, em.add(Op{Name: "MHA", Lane: lanePIM0 + c, Dur: Cycles(float64(logit[c]+attend[c]), clk)}, layer, sb, deps...))
+			out = append(out, em.add(Op{Name: "MHA", Lane: lanePIM0 + c, Dur: Cycles(float64(w.logit[c]+w.attend[c]), clk)}, layer, sb, deps...))
 		}
 		out = append(out, em.add(soft, layer, sb, deps...))
 		return out
 	}
 	// Blocked mode: logits cannot reach the vector units while the PIM computes, so softmax
 	// waits for every channel's logit GEMV and the attend GEMVs wait for softmax (§4.2).
-	var lg []int
+	lg := make([]int, 0, n.ch)
 	for c := range n.ch {
-		if logit[c] > 0 {
-			lg = append(lg, em.add(Op{Name: "logit", Lane: lanePIM0 + c, Dur: Cycles(float64(logit[c]), clk)}, layer, sb, deps...))
+		if w.logit[c] > 0 {
+			lg = append(lg, em.add(Op{Name: "logit", Lane: lanePIM0 + c, Dur: Cycles(float64(w.logit[c]), clk)}, layer, sb, deps...))
 		}
 	}
 	sm := em.add(soft, layer, sb, lg...)
 	for c := range n.ch {
-		if attend[c] > 0 {
-			out = append(out, em.add(Op{Name: "attend", Lane: lanePIM0 + c, Dur: Cycles(float64(attend[c]), clk)}, layer, sb, sm))
+		if w.attend[c] > 0 {
+			out = append(out, em.add(Op{Name: "attend", Lane: lanePIM0 + c, Dur: Cycles(float64(w.attend[c]), clk)}, layer, sb, sm))
 		}
 	}
 	return out
@@ -354,6 +368,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		return nil
 	}
 	sb := n.split(decode)
+	w := [2]sbLoad{n.sbLoad(sb[0]), n.sbLoad(sb[1])}
 	// Blocked PIM shares its single row buffer with the NPU's memory traffic: PIM work of
 	// a stage can only start once the NPU's traffic of that stage is done.
 	blocked := n.cfg.PIM.Enabled && !n.cfg.PIM.DualRowBuffer
@@ -367,7 +382,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			} else {
 				q = em.qkv(sb[0], l, 0)
 			}
-			m := em.mhaOps(sb[0], l, 0, q, -1)
+			m := em.mhaOps(&w[0], l, 0, q, -1)
 			prev = em.projFFN(sb[0], l, 0, m...)
 		}
 		return nil
@@ -384,22 +399,22 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	q1 := em.qkv(sb[0], 0, 1)
 	em.stage++
 	q2 := em.qkv(sb[1], 0, 2)
-	m1 := em.mhaOps(sb[0], 0, 1, q1, guard(q2))
+	m1 := em.mhaOps(&w[0], 0, 1, q1, guard(q2))
 	var m2 []int
 	for l := 0; l < N-1; l++ {
 		em.stage++
 		p := em.projFFN(sb[0], l, 1, m1...)
 		q1 = em.qkv(sb[0], l+1, 1, p)
-		m2 = em.mhaOps(sb[1], l, 2, q2, guard(q1))
+		m2 = em.mhaOps(&w[1], l, 2, q2, guard(q1))
 		em.stage++
 		p = em.projFFN(sb[1], l, 2, m2...)
 		q2 = em.qkv(sb[1], l+1, 2, p)
-		m1 = em.mhaOps(sb[0], l+1, 1, q1, guard(q2))
+		m1 = em.mhaOps(&w[0], l+1, 1, q1, guard(q2))
 		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
 	}
 	em.stage++
 	p := em.projFFN(sb[0], N-1, 1, m1...)
-	m2 = em.mhaOps(sb[1], N-1, 2, q2, guard(p))
+	m2 = em.mhaOps(&w[1], N-1, 2, q2, guard(p))
 	em.stage++
 	em.projFFN(sb[1], N-1, 2, m2...)
 	names = append(names, "E", "F")

@@ -11,13 +11,13 @@ type Lane struct {
 // Op is one operation of an iteration as a planner emits it.
 type Op struct {
 	Name     string  // "QKV", "MHA", "FC1", …
-	Lane     int     // index into the schedule's lanes
 	Dur      Time    // duration on its lane
-	Stage    int     // barrier stage: starts after every op of an earlier stage ends
-	Layer    int     // decoder layer (device-local), -1 when not per layer
-	SubBatch int     // 0 = whole batch, 1 and 2 = NeuPIMs sub-batches
 	FLOPs    float64 // useful floating-point operations
 	Bytes    float64 // bytes moved over the external memory bus
+	Lane     int     // index into the schedule's lanes
+	Stage    int     // barrier stage: starts after every op of an earlier stage ends
+	Layer    int     // decoder layer (device-local)
+	SubBatch int     // 0 = whole batch, 1 and 2 = NeuPIMs sub-batches
 }
 
 // Span is an op placed on its lane.
@@ -85,14 +85,22 @@ type Schedule struct {
 
 // NewSchedule returns an empty schedule over lanes.
 func NewSchedule(lanes []Lane, capacity int) *Schedule {
-	s := &Schedule{Lanes: lanes, Spans: make([]Span, 0, capacity)}
-	s.laneFree = make([]Time, len(lanes))
-	s.laneLast = make([]int, len(lanes))
-	for i := range s.laneLast {
-		s.laneLast[i] = -1
-	}
-	s.barrierBy, s.stageBy, s.critical = -1, -1, -1
+	s := &Schedule{Spans: make([]Span, 0, capacity), Bubbles: make([]Bubble, 0, capacity/2+len(lanes))}
+	s.Reset(lanes)
 	return s
+}
+
+// Reset empties the schedule for reuse over lanes, keeping its buffers.
+func (s *Schedule) Reset(lanes []Lane) {
+	s.Lanes = lanes
+	s.Spans, s.Bubbles = s.Spans[:0], s.Bubbles[:0]
+	s.laneFree = append(s.laneFree[:0], make([]Time, len(lanes))...)
+	s.laneLast = s.laneLast[:0]
+	for range lanes {
+		s.laneLast = append(s.laneLast, -1)
+	}
+	s.stage, s.barrier, s.stageEnd, s.makespan = 0, 0, 0, 0
+	s.barrierBy, s.stageBy, s.critical = -1, -1, -1
 }
 
 // Add places op after the spans deps and returns its span index.

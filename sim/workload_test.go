@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The generator's truncated log-normal keeps the dataset's mean and spread.
+func TestLengthDistMatchesMeanAndStd(t *testing.T) {
+	for _, c := range []struct {
+		mean, std float64
+		lo, hi    int
+	}{{80.3, 227, 1, 2047}, {295, 150, 1, 2047}, {12.1, 5, 1, 2047}, {55.8, 50, 1, 2047}} {
+		d := newLengthDist(c.mean, c.std, c.lo, c.hi)
+		r := rand.New(rand.NewPCG(1, 2))
+		var sum, sq float64
+		n := 200000
+		for range n {
+			v := float64(d.sample(r))
+			if v < float64(c.lo) || v > float64(c.hi) {
+				t.Fatalf("sample %v outside [%d,%d]", v, c.lo, c.hi)
+			}
+			sum += v
+			sq += v * v
+		}
+		mean := sum / float64(n)
+		std := math.Sqrt(sq/float64(n) - mean*mean)
+		if math.Abs(mean-c.mean)/c.mean > 0.03 {
+			t.Errorf("mean %.1f, want %.1f", mean, c.mean)
+		}
+		// Truncation trims the tail, so the spread may fall below the untruncated target,
+		// but it must stay of the same size.
+		if std < 0.6*c.std || std > 1.15*c.std {
+			t.Errorf("std %.1f, want about %.1f", std, c.std)
+		}
+	}
+}
+
+func TestReadTrace(t *testing.T) {
+	tr, err := ReadTrace(strings.NewReader("arrival_s,input_len,output_len\n0,10,5\n# comment\n0.5, 20, 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 2 || tr[1].Arrival != 500*Millisecond || tr[1].InputLen != 20 || tr[1].OutputLen != 7 {
+		t.Fatalf("got %+v", tr)
+	}
+	bad := []struct{ in, want string }{
+		{"0,10\n", "line 1: want 3 fields"},
+		{"0,x,5\n", `line 1:3: input_len "x" is not a whole number`},
+		{"0,10,0\n", `line 1:6: output_len "0"`},
+		{"-1,10,5\n", `line 1:1: arrival_s "-1"`},
+		{"1,10,5\n0,10,5\n", "earlier than the previous row"},
+		{"arrival_s,input_len,output_len\n", "no requests"},
+		{"0,\"10,5\n", "line 1"},
+	}
+	for _, b := range bad {
+		_, err := ReadTrace(strings.NewReader(b.in))
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want %q", b.in, err, b.want)
+		}
+	}
+}
+
+func FuzzReadTrace(f *testing.F) {
+	f.Add("arrival_s,input_len,output_len\n0,10,5\n0.5,20,7\n")
+	f.Add("0,1,1\n")
+	f.Add("1e308,1,1\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		tr, err := ReadTrace(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		var last Time
+		for _, r := range tr {
+			if r.InputLen < 1 || r.OutputLen < 1 || r.Arrival < last {
+				t.Fatalf("accepted a bad row: %+v", r)
+			}
+			last = r.Arrival
+		}
+	})
+}
