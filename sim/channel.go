@@ -5,13 +5,13 @@ import "sort"
 // ChannelAlloc names a policy that assigns each new request to a PIM channel.
 type ChannelAlloc string
 
-// Channel allocation policies (NeuPIMs note §4.6, §5).
+// Channel allocation policies (NeuPIMs §6.3, §8).
 const (
 	GreedyMinLoad ChannelAlloc = "greedy_min_load" // Algorithm 2
 	RoundRobin    ChannelAlloc = "round_robin"     // the naive NPU+PIM baseline
 )
 
-// GreedyMinLoadAssign is NeuPIMs Algorithm 2 (greedy min-load bin packing, note §4.6). load
+// GreedyMinLoadAssign is NeuPIMs Algorithm 2 (greedy min-load bin packing, §6.3). load
 // holds each channel's current MHA load (Algorithm 1 summed over its requests) and is
 // updated in place. newLoads are the loads of the new requests. The paper sorts new
 // requests by decreasing input length first; callers pass them in that order. A request
@@ -56,7 +56,7 @@ func RoundRobinAssign(channels int, next *int, n int, fits func(req, ch int) boo
 	return out
 }
 
-// PartitionSubBatches is NeuPIMs Algorithm 3 (note §4.7): each channel's request list is
+// PartitionSubBatches is NeuPIMs Algorithm 3 (§6.3): each channel's request list is
 // halved, the first half to sub-batch 1 and the rest to sub-batch 2. On channels with an
 // odd count a turn flag alternates which sub-batch gets the extra request. It returns, for
 // each channel, how many of its requests (taken from the front) go to sub-batch 1.

@@ -12,6 +12,12 @@ const (
 	ArrivalPoisson = "poisson" // exponential inter-arrival times at Rate requests/s
 )
 
+// KV-cache policies.
+const (
+	KVPaged   = "paged"   // blocks taken as sequences grow; preempt when full (vLLM)
+	KVReserve = "reserve" // a request's full length reserved at admission; no preemption
+)
+
 // Prefill modes.
 const (
 	PrefillRun  = "run"  // admitted requests run their prompt before decoding
@@ -53,6 +59,7 @@ type Workload struct {
 	Arrival   string
 	Rate      float64 // requests/s for Poisson arrivals
 	Prefill   string
+	KVPolicy  string
 	InputLen  int // fixed input length (0: from the dataset)
 	OutputLen int // fixed output length (0: from the dataset)
 	Trace     []TraceRequest

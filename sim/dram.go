@@ -1,7 +1,7 @@
 package sim
 
 // DRAMTiming holds the DRAM timing parameters in memory-clock cycles. The analytical model
-// folds command-level timing into the PIM tile latencies (NeuPIMs note §8.2); these values
+// folds command-level timing into the PIM tile latencies (as the NeuPIMs authors' scheduler does); these values
 // are carried so a user can see the organisation the latencies stand for.
 type DRAMTiming struct {
 	RP, RCD, RAS, RRDL, WR, CCDS, CCDL, REFI, RFC, FAW int

@@ -16,8 +16,9 @@ type system interface {
 	// system's policy prefers; it sets Loc and reserves KV for each request it places and
 	// reports which it placed.
 	admit(cands []*Request, running []*Request) []bool
-	// grow allocates KV blocks for the request's current length.
-	grow(r *Request)
+	// grow allocates KV blocks for the request's current length; false when its location
+	// is full (paged policy).
+	grow(r *Request) bool
 	release(r *Request)
 	plan(s *Schedule, decode, prefill []*Request) []StageMark
 	// observe fills the snapshot's bank grid, KV map and utilisations from the schedule.
@@ -33,21 +34,22 @@ type Engine struct {
 	gen   *generator
 	ppMul Time // iteration time × pipeline stages = time between a request's tokens
 
-	now      Time
-	step     int
-	created  int
-	nextReq  *Request // the next request not yet arrived
-	queue    []*Request
-	running  []*Request
-	done     int
-	recent   []RequestRow // last completed requests, newest last
-	err      error
-	history  []*Snapshot
-	back     int
-	last     *Snapshot
-	stats    runStats
-	spanHint int
-	spare    *Schedule // reused when cfg.Recycle is set
+	now       Time
+	step      int
+	created   int
+	nextReq   *Request // the next request not yet arrived
+	queue     []*Request
+	running   []*Request
+	done      int
+	recent    []RequestRow // last completed requests, newest last
+	err       error
+	history   []*Snapshot
+	back      int
+	last      *Snapshot
+	stats     runStats
+	spanHint  int
+	spare     *Schedule // reused when cfg.Recycle is set
+	preempted int
 }
 
 // runStats accumulates the run's metrics after warm-up.
@@ -270,16 +272,8 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	for _, r := range prefill {
 		r.prefilled = true
 		r.Status = Running
-		r.Generated = 1
-		r.FirstToken, r.LastToken = e.now, e.now
-		e.sys.grow(r)
-		tokens++
-		if measured {
-			e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
-		}
-	}
-	for _, r := range decode {
 		r.Generated++
+		tokens++
 		if r.Generated == 1 {
 			r.FirstToken = e.now
 			if measured {
@@ -287,8 +281,17 @@ func (e *Engine) iterate() (*Snapshot, error) {
 			}
 		}
 		r.LastToken = e.now
-		e.sys.grow(r)
+	}
+	for _, r := range decode {
+		r.Generated++
 		tokens++
+		if r.Generated == 1 {
+			r.FirstToken = e.now
+			if measured {
+				e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
+			}
+		}
+		r.LastToken = e.now
 	}
 	if measured && len(decode) > 0 {
 		e.stats.tbt.add(iterT*e.ppMul, len(decode))
@@ -310,6 +313,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	}
 	clear(e.running[len(still):])
 	e.running = still
+	e.growAll()
 
 	snap := &Snapshot{
 		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(decode), Prefills: len(prefill),
@@ -351,6 +355,42 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		snap.Metrics.Throughput = float64(e.stats.tokens) / e.stats.time.Seconds()
 	}
 	return snap, nil
+}
+
+// growAll gives every running request the KV blocks its new token needs. Where a location
+// is full (paged policy) the most recently admitted request there is preempted, as vLLM
+// does: its blocks are freed and it goes back to the head of the queue, to be admitted
+// again with its generated tokens recomputed.
+func (e *Engine) growAll() {
+	var back []*Request
+	for _, r := range e.running {
+		for r.Status == Running && !e.sys.grow(r) {
+			v := r
+			for _, c := range e.running {
+				if c != r && c.Status == Running && c.Loc == r.Loc &&
+					(c.Admitted > v.Admitted || (c.Admitted == v.Admitted && c.ID > v.ID) || v == r) {
+					v = c
+				}
+			}
+			e.sys.release(v)
+			v.Status, v.Loc, v.prefilled = Waiting, -1, false
+			e.preempted++
+			back = append(back, v)
+		}
+	}
+	if len(back) == 0 {
+		return
+	}
+	still := e.running[:0]
+	for _, r := range e.running {
+		if r.Status != Waiting {
+			still = append(still, r)
+		}
+	}
+	clear(e.running[len(still):])
+	e.running = still
+	slices.SortFunc(back, func(a, b *Request) int { return a.ID - b.ID })
+	e.queue = append(back, e.queue...)
 }
 
 // bubbleByGroup is the idle fraction of each lane group over the iteration.

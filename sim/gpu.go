@@ -41,23 +41,24 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 	// K and V of a block are counted as two half blocks so the map can tell them apart.
 	s.blk /= 2
 	s.kv.capacity[0] *= 2
-	if need := s.kv.need(&Request{InputLen: maxSeqLen(c)}); need > s.kv.capacity[0] {
+	s.kv.full = c.Workload.KVPolicy == KVReserve
+	if need := s.kv.longest(maxSeqLen(c)); need > s.kv.capacity[0] {
 		return nil, fmt.Errorf("one request of %d tokens needs %.1f GB of KV cache but a %s has %.1f GB left after the weights",
 			maxSeqLen(c), float64(need)*s.blk/1e9, g.Display, free/1e9)
 	}
 	return s, nil
 }
 
-func (g *gpuSystem) lanes() []Lane      { return g.lane }
-func (g *gpuSystem) layers() int        { return g.sh.LayersDev() }
-func (g *gpuSystem) utilKeys() []string { return []string{"gpu", "bandwidth"} }
-func (g *gpuSystem) grow(r *Request)    { g.kv.grow(r) }
-func (g *gpuSystem) release(r *Request) { g.kv.release(r) }
+func (g *gpuSystem) lanes() []Lane        { return g.lane }
+func (g *gpuSystem) layers() int          { return g.sh.LayersDev() }
+func (g *gpuSystem) utilKeys() []string   { return []string{"gpu", "bandwidth"} }
+func (g *gpuSystem) grow(r *Request) bool { return g.kv.grow(r) }
+func (g *gpuSystem) release(r *Request)   { g.kv.release(r) }
 
 func (g *gpuSystem) admit(cands, _ []*Request) []bool {
 	placed := make([]bool, len(cands))
 	for i, r := range cands {
-		if !g.kv.fits(0, g.kv.need(r)) {
+		if !g.kv.admits(0, g.kv.need(r)) {
 			break
 		}
 		g.kv.reserve(r, 0)
@@ -94,8 +95,8 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	ptok := 0
 	var pattn float64
 	for _, r := range prefill {
-		ptok += r.InputLen
-		pattn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.InputLen) * float64(r.InputLen)
+		ptok += r.SeqLen()
+		pattn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.SeqLen()) * float64(r.SeqLen())
 	}
 	b := len(decode)
 	var aFl, aBy float64

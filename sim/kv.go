@@ -3,14 +3,16 @@ package sim
 import "fmt"
 
 // kvPool is a paged KV-cache allocator over one or more locations (PIM channels, an HBM
-// pool). A request reserves blocks for its full length when it is admitted, so a running
-// request never has to be preempted, and takes its blocks lazily as its sequence grows
-// (vLLM-style paging). Reserved-but-unused blocks are what admission control pays for
-// that guarantee; the KV map shows them.
+// pool). Under the paged policy (vLLM) a request takes blocks lazily as its sequence
+// grows and admission only needs room for its current length; when a location runs out,
+// the engine preempts a request there. Under the reserve policy a request reserves blocks
+// for its full length when it is admitted, so it never needs preempting; the reserved but
+// unused blocks are the price, and the KV map shows them.
 type kvPool struct {
 	capacity []int
 	used     []int
 	reserved []int
+	full     bool // reserve policy
 	// blocks returns the K and V blocks a sequence of n tokens occupies.
 	blocks func(n int) (k, v int)
 }
@@ -23,16 +25,34 @@ func newKVPool(locations, perLocation int, blocks func(int) (int, int)) *kvPool 
 	return p
 }
 
-// need is the blocks a request needs for its full length.
+// need is the blocks admission must find for r: its full length under the reserve policy,
+// its current length under the paged policy.
 func (p *kvPool) need(r *Request) int {
-	k, v := p.blocks(r.InputLen + r.OutputLen)
+	n := r.SeqLen()
+	if p.full {
+		n = r.InputLen + r.OutputLen
+	}
+	k, v := p.blocks(n)
 	return k + v
 }
 
-// fits reports whether loc can reserve n more blocks.
-func (p *kvPool) fits(loc, n int) bool { return p.reserved[loc]+n <= p.capacity[loc] }
+// longest is the blocks a request of n tokens ends up holding.
+func (p *kvPool) longest(n int) int {
+	k, v := p.blocks(n)
+	return k + v
+}
 
-// reserve places r at loc and reserves its full-length blocks.
+// admits reports whether admission may take n more blocks at loc. The paged policy keeps
+// 1% of each location free (vLLM's watermark) so a new request is not preempted at once.
+func (p *kvPool) admits(loc, n int) bool {
+	limit := p.capacity[loc]
+	if !p.full {
+		limit -= p.capacity[loc] / 100
+	}
+	return p.reserved[loc]+n <= limit
+}
+
+// reserve places r at loc and takes the blocks admission checked for.
 func (p *kvPool) reserve(r *Request, loc int) {
 	n := p.need(r)
 	r.Loc, r.reserved = loc, n
@@ -40,19 +60,37 @@ func (p *kvPool) reserve(r *Request, loc int) {
 	p.grow(r)
 }
 
-// grow takes the blocks r's current length needs.
-func (p *kvPool) grow(r *Request) {
+// grow takes the blocks r's current length needs. It reports false, taking nothing, when
+// the paged policy finds the location full.
+func (p *kvPool) grow(r *Request) bool {
 	k, v := p.blocks(r.SeqLen())
 	add := k + v - r.kBlocks - r.vBlocks
-	if add > 0 && r.kBlocks+r.vBlocks+add > r.reserved {
-		panic(fmt.Sprintf("kv: request %d outgrew its reservation", r.ID))
+	if add <= 0 {
+		return true
+	}
+	if p.full {
+		if r.kBlocks+r.vBlocks+add > r.reserved {
+			panic(fmt.Sprintf("kv: request %d outgrew its reservation", r.ID))
+		}
+	} else {
+		if extra := r.kBlocks + r.vBlocks + add - r.reserved; extra > 0 {
+			if p.reserved[r.Loc]+extra > p.capacity[r.Loc] {
+				return false
+			}
+			p.reserved[r.Loc] += extra
+			r.reserved += extra
+		}
 	}
 	p.used[r.Loc] += add
 	r.kBlocks, r.vBlocks = k, v
+	return true
 }
 
 // release returns every block r holds or reserved.
 func (p *kvPool) release(r *Request) {
+	if r.Loc < 0 {
+		return
+	}
 	p.used[r.Loc] -= r.kBlocks + r.vBlocks
 	p.reserved[r.Loc] -= r.reserved
 	r.kBlocks, r.vBlocks, r.reserved = 0, 0, 0

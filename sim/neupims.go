@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// neupims plans one device of the NeuPIMs family (NeuPIMs note §4): the NPU's systolic
+// neupims plans one device of the NeuPIMs family (NeuPIMs, ASPLOS '24, §4–§6): the NPU's systolic
 // arrays run the batched GEMMs, its vector units run softmax and the element-wise ops,
 // and attention runs either in the HBM-PIM channels (NeuPIMs, naive NPU+PIM) or on the
 // NPU itself (NPU-only). Dual row buffers, sub-batch interleaving and the channel
@@ -64,7 +64,7 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	layers := sh.LayersDev()
 	e := sh.KVEmbedDev()
 	if c.PIM.Enabled {
-		// A PIM tile is the same row in every bank of a channel (note §3.4): K takes
+		// A PIM tile is the same row in every bank of a channel (NeuPIMs §5.1 and the authors' simulator): K takes
 		// ceil(E/P) tiles per 32 tokens, V takes ceil(E/32) tiles per P tokens.
 		n.tile = float64(m.PageBytes * m.BanksPerChannel)
 		p, b := n.pim.PageElems, m.BanksPerChannel
@@ -72,7 +72,7 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 			return layers * ceilDiv(l, b) * ceilDiv(e, p), layers * ceilDiv(l, p) * ceilDiv(e, b)
 		})
 	} else {
-		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (note §3.4 [A]).
+		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (the authors' npu-only branch).
 		n.tile = float64(32 * sh.HeadDim * sh.Precision)
 		kvh := sh.KVHeadsDev()
 		n.kv = newKVPool(1, int(free/n.tile), func(l int) (int, int) {
@@ -80,7 +80,8 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 			return k, k
 		})
 	}
-	if need, have := n.kv.need(&Request{InputLen: maxSeqLen(c), OutputLen: 0}), n.kv.capacity[0]; need > have {
+	n.kv.full = c.Workload.KVPolicy == KVReserve
+	if need, have := n.kv.longest(maxSeqLen(c)), n.kv.capacity[0]; need > have {
 		return nil, fmt.Errorf("one request of %d tokens needs %d KV blocks but a %s holds %d after the weights; shorten the sequences or raise tp/pp",
 			maxSeqLen(c), need, n.kvLocKind(), have)
 	}
@@ -137,7 +138,7 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 	placed := make([]bool, len(cands))
 	if !n.cfg.PIM.Enabled {
 		for i, r := range cands {
-			if !n.kv.fits(0, n.kv.need(r)) {
+			if !n.kv.admits(0, n.kv.need(r)) {
 				break
 			}
 			n.kv.reserve(r, 0)
@@ -149,7 +150,7 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 	for i := range order {
 		order[i] = i
 	}
-	fits := func(i, c int) bool { return n.kv.fits(c, n.kv.need(cands[order[i]])) }
+	fits := func(i, c int) bool { return n.kv.admits(c, n.kv.need(cands[order[i]])) }
 	var chans []int
 	switch n.cfg.Scheduler.ChannelAlloc {
 	case GreedyMinLoad:
@@ -190,14 +191,15 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 	return placed
 }
 
-func (n *neupims) grow(r *Request)    { n.kv.grow(r) }
-func (n *neupims) release(r *Request) { n.kv.release(r) }
+func (n *neupims) grow(r *Request) bool { return n.kv.grow(r) }
+func (n *neupims) release(r *Request)   { n.kv.release(r) }
 
-// sbiActive reports whether this iteration uses sub-batch interleaving: the switch is on
-// and the batch is at least sbi_min_batch (the authors enable SBI only from 256, note §4.4).
+// sbiActive reports whether this iteration uses sub-batch interleaving: the switch is on,
+// the configured batch is at least sbi_min_batch (the authors' simulator enables SBI for
+// batch sizes from 256) and there are at least two requests to split.
 func (n *neupims) sbiActive(b int) bool {
 	s := n.cfg.Scheduler
-	return s.SubBatchInterleaving && b >= max(2, s.SBIMinBatch)
+	return s.SubBatchInterleaving && n.cfg.Workload.MaxBatch >= s.SBIMinBatch && b >= 2
 }
 
 // split partitions the decode batch. With SBI it is Algorithm 3 over each channel's
@@ -229,7 +231,7 @@ func (n *neupims) split(decode []*Request) [2][]*Request {
 
 // gemm is one NPU GEMM of b rows through a weight matrix of params parameters, under the
 // roofline: max(MACs at the GEMM efficiency, weight bytes at the external bandwidth)
-// (note §4.8 step 3). Activations in and out are counted as traffic too.
+// (NeuPIMs §3.1, Fig. 4). Activations in and out are counted as traffic too.
 func (n *neupims) gemm(name string, b int, flopParams, readParams float64, in, out int) Op {
 	p := float64(n.sh.Precision)
 	flops := 2 * float64(b) * flopParams
@@ -238,7 +240,7 @@ func (n *neupims) gemm(name string, b int, flopParams, readParams float64, in, o
 }
 
 // vec is an element-wise op on the vector units: ceil(elements·passes / (units·width))
-// cycles at one cycle per element-op (note §2.1 [A]).
+// cycles at one cycle per element-op (the authors' simulator's vector-op latencies).
 func (n *neupims) vec(name string, elements, passes int) Op {
 	u := n.cfg.NPU
 	cycles := ceilDiv(elements*passes, max(1, u.VectorUnits*u.VectorWidth))
@@ -387,7 +389,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		}
 		return nil
 	}
-	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (note §4.4),
+	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (StageProgram; Fig. 11b),
 	// with C and D repeated once per further layer and a barrier at every stage boundary.
 	guard := func(npuLast int) int {
 		if blocked {
@@ -430,7 +432,8 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	return marks
 }
 
-// planPrefill runs the prompts of newly admitted requests on a standalone NPU (NeuPIMs
+// planPrefill runs the prompts (and, for a preempted request, the tokens it had generated)
+// of newly admitted requests on a standalone NPU (NeuPIMs
 // devices only run generation, §2.6), one op per layer: the GEMMs over all prompt tokens
 // plus causal attention over each prompt.
 func (n *neupims) planPrefill(em *emitter, reqs []*Request) {
@@ -438,8 +441,8 @@ func (n *neupims) planPrefill(em *emitter, reqs []*Request) {
 	tokens := 0
 	attn := 0.0
 	for _, r := range reqs {
-		tokens += r.InputLen
-		attn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.InputLen) * float64(r.InputLen)
+		tokens += r.SeqLen()
+		attn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.SeqLen()) * float64(r.SeqLen())
 	}
 	perTok, read := sh.FFNActive(tokens)
 	flops := 2*float64(tokens)*(sh.QKVParams()+sh.ProjParams()+perTok) + attn

@@ -1,7 +1,7 @@
 package sim
 
 // PIMParams are the parameters of NeuPIMs Algorithm 1 (MHA latency estimation). The tile
-// and GWRITE latencies are the artifact's scheduler constants (NeuPIMs note §2.4 [A]).
+// and GWRITE latencies are the artifact's scheduler constants (NeuPIMs' public simulator, Scheduler.cc).
 type PIMParams struct {
 	TileCycles   int // L_tile: GEMV latency of one PIM tile (one row in every bank)
 	GWriteCycles int // L_GWRITE: latency to load the global vector buffer
@@ -10,7 +10,7 @@ type PIMParams struct {
 }
 
 // MHALatency is NeuPIMs Algorithm 1 as the authors' simulator implements it
-// (Scheduler::estimate_mha_latency, note §4.5): every division is a ceiling and the
+// (Scheduler::estimate_mha_latency): every division is a ceiling and the
 // dimensions are per device (heads = heads/TP, embed = heads·headDim). It returns the PIM
 // cycles of one request's attention in one layer, split into the logit GEMV (Kᵀq, lines
 // 2–4) and the attend GEMV (logits·V, lines 5–7).
@@ -29,7 +29,7 @@ func (p PIMParams) MHALatency(seqLen, heads, headDim int) (logit, attend int) {
 }
 
 // MHALatencyLiteral is Algorithm 1 exactly as printed in the paper, with real division and
-// the closed form L = L_GWRITE·(E + N_head·L)/P + L_tile·2·L·E/(B·P) (note §4.5). It is
+// the closed form L = L_GWRITE·(E + N_head·L)/P + L_tile·2·L·E/(B·P) (NeuPIMs §6.3). It is
 // kept to show how far the printed form is from what the hardware does.
 func (p PIMParams) MHALatencyLiteral(seqLen, heads, headDim int) float64 {
 	e := float64(heads * headDim)

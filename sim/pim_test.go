@@ -7,7 +7,7 @@ import (
 
 var neupimsPIM = PIMParams{TileCycles: 184, GWriteCycles: 100, PageElems: 512, Banks: 32}
 
-// The worked values of the NeuPIMs note §4.5 (artifact ceil version, per device, per layer).
+// Worked values of Algorithm 1, ceil version per device and per layer, computed by hand.
 func TestMHALatencyWorkedValues(t *testing.T) {
 	models := []struct {
 		name  string
@@ -34,7 +34,7 @@ func TestMHALatencyWorkedValues(t *testing.T) {
 	}
 }
 
-// The note's literal real-valued version for 7B: 986 cycles at L = 32 and 7,569 at L = 300;
+// The literal real-valued version for 7B: 986 cycles at L = 32 and 7,569 at L = 300;
 // it meets the ceil version at multiples of 512.
 func TestMHALatencyLiteral(t *testing.T) {
 	for _, c := range []struct {

@@ -14,6 +14,7 @@ type Result struct {
 	Iterations        int                `json:"iterations"`
 	SimTimeS          float64            `json:"sim_time_s"`
 	RequestsCompleted int                `json:"requests_completed"`
+	Preemptions       int                `json:"preemptions"`
 	TokensGenerated   int                `json:"tokens_generated"`
 	ThroughputTokS    float64            `json:"throughput_tok_s"`
 	MeanBatch         float64            `json:"mean_batch"`
@@ -54,7 +55,7 @@ func (e *Engine) Result() Result {
 	r := Result{
 		Preset: c.Preset, System: c.System, Model: c.Model.Name, Dataset: c.Workload.Dataset.Name,
 		Seed: c.Workload.Seed, MaxBatch: c.Workload.MaxBatch, Requests: c.Workload.Requests,
-		Iterations: e.step, SimTimeS: e.now.Seconds(), RequestsCompleted: e.done, TokensGenerated: st.tokens,
+		Iterations: e.step, SimTimeS: e.now.Seconds(), RequestsCompleted: e.done, Preemptions: e.preempted, TokensGenerated: st.tokens,
 		IterationMS: Dist3{Mean: st.iter.mean().Milliseconds(), P50: st.iter.quantile(0.5).Milliseconds(), P99: st.iter.quantile(0.99).Milliseconds()},
 		TBTMS:       Dist2{P50: st.tbt.quantile(0.5).Milliseconds(), P99: st.tbt.quantile(0.99).Milliseconds()},
 		TTFTMS:      Dist2{P50: st.ttft.quantile(0.5).Milliseconds(), P99: st.ttft.quantile(0.99).Milliseconds()},

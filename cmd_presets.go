@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/presets"
+)
+
+func newPresetsCmd(stdout io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "presets",
+		Short: "List the embedded presets",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tFAMILY\tDESCRIPTION")
+			for _, n := range presets.Names() {
+				f, err := presets.Get(n)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", n, f.Family, f.Description)
+			}
+			return tw.Flush()
+		},
+	}
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print an embedded preset's file, to start a preset of your own from",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("presets show takes one preset name; pimtui presets lists them")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			b, err := presets.Source(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			_, err = stdout.Write(b)
+			return err
+		},
+	}
+	list := func(use, short string, rows func(w io.Writer)) *cobra.Command {
+		return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			rows(tw)
+			return tw.Flush()
+		}}
+	}
+	models := list("models", "List the model catalogue", func(w io.Writer) {
+		fmt.Fprintln(w, "NAME\tLAYERS\tD_MODEL\tHEADS\tKV_HEADS\tFFN\tD_FFN\tEXPERTS")
+		for _, m := range presets.Models() {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d/%d\n", m.Name, m.Layers, m.DModel, m.Heads, m.KVHeads, m.FFNType, m.DFFN, m.TopK, m.Experts)
+		}
+	})
+	datasets := list("datasets", "List the dataset catalogue", func(w io.Writer) {
+		fmt.Fprintln(w, "NAME\tINPUT_MEAN\tINPUT_STD\tOUTPUT_MEAN\tOUTPUT_STD\tMAX_SEQ")
+		for _, d := range presets.Datasets() {
+			fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\n", d.Name, d.InputMean, d.InputStd, d.OutputMean, d.OutputStd, d.MaxSeqLen)
+		}
+	})
+	gpus := list("gpus", "List the GPU catalogue", func(w io.Writer) {
+		fmt.Fprintln(w, "NAME\tFP16_TFLOPS\tBANDWIDTH_GBPS\tCAPACITY_GB")
+		for _, g := range presets.GPUs() {
+			fmt.Fprintf(w, "%s\t%.1f\t%.0f\t%.0f\n", g.Name, g.FP16TFLOPS, g.BandwidthGBps, g.CapacityGB)
+		}
+	})
+	keys := list("keys", "List every key a preset file has, for --set", func(w io.Writer) {
+		fmt.Fprintln(w, "KEY\tTYPE\tRANGE\tMEANING")
+		for _, k := range presets.Keys() {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", k.Key, k.Type, k.Range, k.Doc)
+		}
+	})
+	c.AddCommand(show, models, datasets, gpus, keys)
+	return c
+}
+
+func newValidateCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a preset file without running it",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("validate takes one preset file")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return usagef("cannot read preset file: %v", err)
+			}
+			f, err := presets.Parse(args[0], data)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg, err := presets.Build(f, nil)
+			if err != nil {
+				return usageError{fmt.Errorf("%s: %w", args[0], err)}
+			}
+			if _, err := newEngine(cfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: ok (preset %q, system %s)\n", args[0], f.Name, f.System)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+func newRunCmd(stdout io.Writer) *cobra.Command {
+	var o options
+	var format, tracePath, traceSteps string
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Simulate headless and print the results",
+		Long: `Simulate a preset without the explorer and print a summary (table), the JSON result
+(json; field names are a stable contract, see the README) or one row per iteration (csv).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return usagef("--format %q: want table, json or csv", format)
+			}
+			from, to, err := parseRange(traceSteps)
+			if err != nil {
+				return err
+			}
+			_, cfg, err := o.resolve(cmd)
+			if err != nil {
+				return err
+			}
+			cfg.Recycle = true
+			e, err := newEngine(cfg)
+			if err != nil {
+				return err
+			}
+			return runHeadless(e, stdout, format, tracePath, from, to)
+		},
+	}
+	o.register(c)
+	c.Flags().StringVar(&format, "format", "table", "output: table, json or csv (one row per iteration)")
+	c.Flags().StringVar(&tracePath, "trace", "", "write the timeline as Chrome/Perfetto trace-event JSON to this file")
+	c.Flags().StringVar(&traceSteps, "trace-steps", "1-50", "iterations FROM-TO to put in the trace")
+	return c
+}
+
+func parseRange(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "-")
+	from, err1 := strconv.Atoi(strings.TrimSpace(a))
+	to, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || from < 1 || to < from {
+		return 0, 0, usagef("--trace-steps %q: want FROM-TO with 1 ≤ FROM ≤ TO, e.g. 1-50", s)
+	}
+	return from, to, nil
+}
+
+// runHeadless steps e to the end and writes the chosen output. A trace goes to a
+// temporary file renamed into place, so a failed run never leaves a half-written file.
+func runHeadless(e *sim.Engine, stdout io.Writer, format, tracePath string, from, to int) (err error) {
+	var tw *sim.TraceWriter
+	var tmp *os.File
+	if tracePath != "" {
+		tmp, err = os.CreateTemp(filepath.Dir(tracePath), ".pimtui-trace-*")
+		if err != nil {
+			return usagef("cannot write the trace: %v", err)
+		}
+		defer func() {
+			if tmp != nil {
+				tmp.Close()
+				os.Remove(tmp.Name())
+			}
+		}()
+		tw = sim.NewTraceWriter(tmp, "pimtui "+e.Config().Preset)
+	}
+	var cw *csv.Writer
+	var utilKeys, bubbleKeys []string
+	if format == "csv" {
+		cw = csv.NewWriter(stdout)
+		utilKeys = e.UtilKeys()
+	}
+	for {
+		s, err := e.Step()
+		if errors.Is(err, sim.ErrDone) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if tw != nil && s.Step >= from && s.Step <= to {
+			tw.Add(s)
+		}
+		if cw != nil {
+			if bubbleKeys == nil {
+				for k := range s.Metrics.Bubble {
+					bubbleKeys = append(bubbleKeys, k)
+				}
+				sort.Strings(bubbleKeys)
+				head := []string{"step", "time_s", "iteration_ms", "batch", "prefills", "queue", "tokens", "tok_per_s", "kv_utilization", "load_imbalance"}
+				for _, k := range utilKeys {
+					head = append(head, "util_"+k)
+				}
+				for _, k := range bubbleKeys {
+					head = append(head, "bubble_"+k)
+				}
+				cw.Write(head)
+			}
+			row := []string{strconv.Itoa(s.Step), ff(s.Now.Seconds()), ff(s.IterTime.Milliseconds()), strconv.Itoa(s.Batch), strconv.Itoa(s.Prefills),
+				strconv.Itoa(s.Queue), strconv.Itoa(s.Tokens), ff(s.Metrics.StepTokPerSec), ff(s.Metrics.KVUtil), ff(s.Metrics.LoadImbalance)}
+			for _, k := range utilKeys {
+				row = append(row, ff(s.Metrics.Util[k]))
+			}
+			for _, k := range bubbleKeys {
+				row = append(row, ff(s.Metrics.Bubble[k]))
+			}
+			cw.Write(row)
+		}
+	}
+	if tw != nil {
+		if err := tw.Close(); err != nil {
+			return fmt.Errorf("writing the trace: %w", err)
+		}
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("writing the trace: %w", err)
+		}
+		if err := os.Rename(tmp.Name(), tracePath); err != nil {
+			return fmt.Errorf("writing the trace: %w", err)
+		}
+		tmp = nil
+	}
+	r := e.Result()
+	switch format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "csv":
+		cw.Flush()
+		return cw.Error()
+	default:
+		return writeTable(stdout, r)
+	}
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+func writeTable(w io.Writer, r sim.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	p("preset", "%s (%s)", r.Preset, r.System)
+	p("model / dataset", "%s / %s", r.Model, r.Dataset)
+	p("requests", "%d of %d completed, batch up to %d (mean %.1f)", r.RequestsCompleted, r.Requests, r.MaxBatch, r.MeanBatch)
+	p("iterations", "%d in %.4g s simulated", r.Iterations, r.SimTimeS)
+	p("throughput", "%.1f tokens/s (%d tokens)", r.ThroughputTokS, r.TokensGenerated)
+	p("iteration", "mean %.3f ms, p50 %.3f ms, p99 %.3f ms", r.IterationMS.Mean, r.IterationMS.P50, r.IterationMS.P99)
+	p("TBT / TTFT", "p50 %.3f / %.3f ms, p99 %.3f / %.3f ms", r.TBTMS.P50, r.TTFTMS.P50, r.TBTMS.P99, r.TTFTMS.P99)
+	keys := make([]string, 0, len(r.Utilization))
+	for k := range r.Utilization {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p("utilization "+k, "%.1f%%", 100*r.Utilization[k])
+	}
+	keys = keys[:0]
+	for k := range r.BubbleFraction {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p("idle "+k, "%.1f%%", 100*r.BubbleFraction[k])
+	}
+	p("KV cache", "peak %d blocks (%.1f%% of capacity), fragmentation %.1f%%", r.KV.PeakBlocksUsed, 100*r.KV.PeakUtilization, 100*r.KV.PeakFragmentation)
+	if r.LoadImbalance != nil {
+		p("load imbalance", "%.3f (max/mean channel load)", *r.LoadImbalance)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/ui"
+)
+
+// runExplorer opens the explorer on a terminal; anywhere else it points to `run`.
+func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
+	f, ok := stdout.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return usagef("the explorer needs a terminal; for output to a file or pipe use `pimtui run` (e.g. pimtui run --format json)")
+	}
+	_, cfg, err := o.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	noColor := os.Getenv("NO_COLOR") != ""
+	m, err := ui.New(cfg, !noColor)
+	if err != nil {
+		return usagef("%s: %v", cfg.Preset, err)
+	}
+	opts := []tea.ProgramOption{tea.WithInput(cmd.InOrStdin()), tea.WithOutput(f)}
+	if noColor {
+		opts = append(opts, tea.WithColorProfile(colorprofile.ASCII))
+	}
+	_, err = tea.NewProgram(m, opts...).Run()
+	return err
+}

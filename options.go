@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/sim"
+)
+
+// options are the flags shared by the explorer and `run`: which system, and overrides.
+type options struct {
+	preset, config      string
+	model, dataset      string
+	batch, requests     int
+	steps               int
+	seed                int64
+	inputLen, outputLen int
+	arrival, prefill    string
+	requestTrace        string
+	sets                []string
+	noMouse             bool
+}
+
+func (o *options) register(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.preset, "preset", "neupims", "embedded preset to run (pimtui presets lists them)")
+	f.StringVar(&o.config, "config", "", "preset file to run instead of an embedded preset")
+	f.StringVar(&o.model, "model", "", "model from the catalogue (e.g. gpt3-13b)")
+	f.StringVar(&o.dataset, "dataset", "", "request-length dataset (e.g. alpaca)")
+	f.IntVar(&o.batch, "batch", 0, "most requests decoding at once")
+	f.IntVar(&o.requests, "requests", 0, "requests to serve")
+	f.IntVar(&o.steps, "steps", 0, "stop after this many iterations")
+	f.Int64Var(&o.seed, "seed", 0, "random seed of the workload")
+	f.IntVar(&o.inputLen, "input-len", 0, "fixed input length in tokens")
+	f.IntVar(&o.outputLen, "output-len", 0, "fixed output length in tokens")
+	f.StringVar(&o.arrival, "arrival", "", "closed (batch kept full) or poisson:RATE (requests/s)")
+	f.StringVar(&o.prefill, "prefill", "", "run (prompts run before decode) or skip (input already in the KV cache)")
+	f.StringVar(&o.requestTrace, "request-trace", "", "CSV of requests (arrival_s,input_len,output_len) instead of the dataset")
+	f.StringArrayVar(&o.sets, "set", nil, "override one preset key, e.g. --set pim.dual_row_buffer=false (repeatable)")
+}
+
+// resolve loads the preset or file, applies the overrides and builds the engine config.
+func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
+	var f *presets.File
+	var err error
+	if o.config != "" {
+		if c.Flags().Changed("preset") {
+			return nil, sim.Config{}, usagef("--preset and --config are exclusive; pick one")
+		}
+		data, rerr := os.ReadFile(o.config)
+		if rerr != nil {
+			return nil, sim.Config{}, usagef("cannot read preset file: %v", rerr)
+		}
+		f, err = presets.Parse(o.config, data)
+	} else {
+		f, err = presets.Get(o.preset)
+	}
+	if err != nil {
+		return nil, sim.Config{}, usageError{err}
+	}
+	fl := c.Flags()
+	var sets []string
+	str := func(flag, key, v string) {
+		if fl.Changed(flag) {
+			sets = append(sets, key+"="+v)
+		}
+	}
+	num := func(flag, key string, v int64) {
+		if fl.Changed(flag) {
+			sets = append(sets, key+"="+strconv.FormatInt(v, 10))
+		}
+	}
+	str("model", "model.name", o.model)
+	str("dataset", "workload.dataset", o.dataset)
+	num("batch", "workload.batch", int64(o.batch))
+	num("requests", "workload.requests", int64(o.requests))
+	num("steps", "workload.steps", int64(o.steps))
+	num("seed", "workload.seed", o.seed)
+	num("input-len", "workload.input_len", int64(o.inputLen))
+	num("output-len", "workload.output_len", int64(o.outputLen))
+	str("prefill", "workload.prefill", o.prefill)
+	if fl.Changed("arrival") {
+		kind, rate, hasRate := strings.Cut(o.arrival, ":")
+		switch {
+		case kind == "closed" && !hasRate:
+			sets = append(sets, "workload.arrival=closed")
+		case kind == "poisson" && hasRate:
+			sets = append(sets, "workload.arrival=poisson", "workload.rate_per_s="+rate)
+		default:
+			return nil, sim.Config{}, usagef("--arrival %q: want closed or poisson:RATE (requests/s), e.g. --arrival poisson:20", o.arrival)
+		}
+	}
+	for _, s := range append(sets, o.sets...) {
+		if err := f.Set(s); err != nil {
+			return nil, sim.Config{}, usageError{fmt.Errorf("--set %w", err)}
+		}
+	}
+	var trace []sim.TraceRequest
+	if o.requestTrace != "" {
+		fh, err := os.Open(o.requestTrace)
+		if err != nil {
+			return nil, sim.Config{}, usagef("cannot read request trace: %v", err)
+		}
+		trace, err = sim.ReadTrace(fh)
+		fh.Close()
+		if err != nil {
+			return nil, sim.Config{}, usagef("%s:%v", o.requestTrace, err)
+		}
+	}
+	cfg, err := presets.Build(f, trace)
+	if err != nil {
+		return nil, sim.Config{}, usageError{err}
+	}
+	return f, cfg, nil
+}
+
+// newEngine builds an engine, reporting an impossible configuration as bad input.
+func newEngine(cfg sim.Config) (*sim.Engine, error) {
+	e, err := sim.New(cfg)
+	if err != nil {
+		return nil, usagef("%s: %v", cfg.Preset, err)
+	}
+	return e, nil
+}

@@ -1,0 +1,237 @@
+package presets
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// ModelEntry is a catalogue model (catalog/models.toml).
+type ModelEntry struct {
+	Name         string `toml:"name"`
+	Display      string `toml:"display"`
+	Layers       int    `toml:"layers"`
+	DModel       int    `toml:"d_model"`
+	Heads        int    `toml:"heads"`
+	KVHeads      int    `toml:"kv_heads"`
+	HeadDim      int    `toml:"head_dim"`
+	FFNType      string `toml:"ffn_type"`
+	DFFN         int    `toml:"d_ffn"`
+	Vocab        int    `toml:"vocab"`
+	Experts      int    `toml:"experts"`
+	TopK         int    `toml:"top_k"`
+	SharedDFFN   int    `toml:"shared_d_ffn"`
+	ParallelAttn bool   `toml:"parallel_attn"`
+	Source       string `toml:"source"`
+}
+
+// DatasetEntry is a catalogue length distribution (catalog/datasets.toml).
+type DatasetEntry struct {
+	Name       string  `toml:"name"`
+	Display    string  `toml:"display"`
+	InputMean  float64 `toml:"input_mean"`
+	InputStd   float64 `toml:"input_std"`
+	InputMin   int     `toml:"input_min"`
+	InputMax   int     `toml:"input_max"`
+	OutputMean float64 `toml:"output_mean"`
+	OutputStd  float64 `toml:"output_std"`
+	OutputMin  int     `toml:"output_min"`
+	OutputMax  int     `toml:"output_max"`
+	MaxSeqLen  int     `toml:"max_seq_len"`
+	Source     string  `toml:"source"`
+}
+
+// GPUEntry is a catalogue GPU (catalog/gpus.toml).
+type GPUEntry struct {
+	Name             string  `toml:"name"`
+	Display          string  `toml:"display"`
+	FP16TFLOPS       float64 `toml:"fp16_tflops"`
+	BandwidthGBps    float64 `toml:"bandwidth_gbps"`
+	CapacityGB       float64 `toml:"capacity_gb"`
+	LaunchOverheadUs float64 `toml:"launch_overhead_us"`
+	Source           string  `toml:"source"`
+}
+
+type catalogs struct {
+	models                             map[string]ModelEntry
+	datasets                           map[string]DatasetEntry
+	gpus                               map[string]GPUEntry
+	modelNames, datasetNames, gpuNames []string
+}
+
+var (
+	catOnce sync.Once
+	catVal  *catalogs
+	catErr  error
+)
+
+func catalog() (*catalogs, error) {
+	catOnce.Do(func() { catVal, catErr = loadCatalogs() })
+	return catVal, catErr
+}
+
+func decodeCatalog(name string, v any) error {
+	b, err := files.ReadFile("catalog/" + name)
+	if err != nil {
+		return err
+	}
+	d := toml.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return decodeError("catalog/"+name, err)
+	}
+	return nil
+}
+
+func loadCatalogs() (*catalogs, error) {
+	var m struct {
+		Model []ModelEntry `toml:"model"`
+	}
+	var d struct {
+		Dataset []DatasetEntry `toml:"dataset"`
+	}
+	var g struct {
+		GPU []GPUEntry `toml:"gpu"`
+	}
+	if err := decodeCatalog("models.toml", &m); err != nil {
+		return nil, err
+	}
+	if err := decodeCatalog("datasets.toml", &d); err != nil {
+		return nil, err
+	}
+	if err := decodeCatalog("gpus.toml", &g); err != nil {
+		return nil, err
+	}
+	c := &catalogs{models: map[string]ModelEntry{}, datasets: map[string]DatasetEntry{}, gpus: map[string]GPUEntry{}}
+	for _, x := range m.Model {
+		if x.Layers < 1 || x.DModel < 1 || x.Heads < 1 || x.KVHeads < 1 || x.HeadDim < 1 || x.DFFN < 1 {
+			return nil, fmt.Errorf("catalog/models.toml: model %q has a non-positive dimension", x.Name)
+		}
+		if x.FFNType != "gelu" && x.FFNType != "swiglu" {
+			return nil, fmt.Errorf("catalog/models.toml: model %q: ffn_type %q is not gelu or swiglu", x.Name, x.FFNType)
+		}
+		c.models[x.Name] = x
+		c.modelNames = append(c.modelNames, x.Name)
+	}
+	for _, x := range d.Dataset {
+		if x.InputMean <= 0 || x.OutputMean <= 0 || x.InputMax < x.InputMin || x.OutputMax < x.OutputMin {
+			return nil, fmt.Errorf("catalog/datasets.toml: dataset %q has an impossible length distribution", x.Name)
+		}
+		c.datasets[x.Name] = x
+		c.datasetNames = append(c.datasetNames, x.Name)
+	}
+	for _, x := range g.GPU {
+		if x.FP16TFLOPS <= 0 || x.BandwidthGBps <= 0 || x.CapacityGB <= 0 {
+			return nil, fmt.Errorf("catalog/gpus.toml: GPU %q has a non-positive figure", x.Name)
+		}
+		c.gpus[x.Name] = x
+		c.gpuNames = append(c.gpuNames, x.Name)
+	}
+	return c, nil
+}
+
+// Models lists the catalogue's models in file order.
+func Models() []ModelEntry {
+	c, err := catalog()
+	if err != nil {
+		return nil
+	}
+	out := make([]ModelEntry, 0, len(c.modelNames))
+	for _, n := range c.modelNames {
+		out = append(out, c.models[n])
+	}
+	return out
+}
+
+// Datasets lists the catalogue's datasets in file order.
+func Datasets() []DatasetEntry {
+	c, err := catalog()
+	if err != nil {
+		return nil
+	}
+	out := make([]DatasetEntry, 0, len(c.datasetNames))
+	for _, n := range c.datasetNames {
+		out = append(out, c.datasets[n])
+	}
+	return out
+}
+
+// GPUs lists the catalogue's GPUs in file order.
+func GPUs() []GPUEntry {
+	c, err := catalog()
+	if err != nil {
+		return nil
+	}
+	out := make([]GPUEntry, 0, len(c.gpuNames))
+	for _, n := range c.gpuNames {
+		out = append(out, c.gpus[n])
+	}
+	return out
+}
+
+// Build turns a checked preset into an engine configuration, resolving catalogue names.
+// trace, if not nil, replaces the dataset's generated requests.
+func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
+	if err := checkNames(f); err != nil {
+		return sim.Config{}, err
+	}
+	c, _ := catalog()
+	m := c.models[f.Model.Name]
+	ds := c.datasets[f.Workload.Dataset]
+	cfg := sim.Config{
+		Preset: f.Name, Description: f.Description, Family: f.Family, System: f.System,
+		Model: sim.Model{Name: m.Name, Display: m.Display, Layers: m.Layers, DModel: m.DModel, Heads: m.Heads, KVHeads: m.KVHeads,
+			HeadDim: m.HeadDim, FFN: m.FFNType, DFFN: m.DFFN, Vocab: m.Vocab, Experts: m.Experts, TopK: m.TopK, SharedDFFN: m.SharedDFFN, ParallelAttn: m.ParallelAttn},
+		TP: f.Model.TP, PP: f.Model.PP, Precision: f.Model.PrecisionBytes,
+		Workload: sim.Workload{
+			Dataset: sim.Dataset{Name: ds.Name, Display: ds.Display, InMean: ds.InputMean, InStd: ds.InputStd, InMin: ds.InputMin, InMax: ds.InputMax,
+				OutMean: ds.OutputMean, OutStd: ds.OutputStd, OutMin: ds.OutputMin, OutMax: ds.OutputMax, MaxSeqLen: ds.MaxSeqLen},
+			Requests: f.Workload.Requests, MaxBatch: f.Workload.Batch, Arrival: f.Workload.Arrival, Rate: f.Workload.RatePerS,
+			Prefill: f.Workload.Prefill, KVPolicy: f.Workload.KVPolicy, InputLen: f.Workload.InputLen, OutputLen: f.Workload.OutputLen, Trace: trace,
+			Seed: uint64(f.Workload.Seed), Steps: f.Workload.Steps, Warmup: f.Workload.Warmup,
+		},
+	}
+	if f.Workload.Arrival == sim.ArrivalPoisson && f.Workload.RatePerS <= 0 && trace == nil {
+		return cfg, &Error{Key: "workload.rate_per_s", Msg: "Poisson arrivals need a rate above 0 requests/s (e.g. --arrival poisson:10)"}
+	}
+	if cfg.Model.Heads%max(1, cfg.TP) != 0 {
+		return cfg, &Error{Key: "model.tp", Msg: fmt.Sprintf("%s has %d heads, which tp=%d does not divide; pick a divisor of %d", m.Display, m.Heads, cfg.TP, m.Heads)}
+	}
+	if n := f.NPU; n != nil {
+		cfg.NPU = sim.NPU{SystolicArrays: n.SystolicArrays, SARows: n.SARows, SACols: n.SACols, VectorUnits: n.VectorUnits, VectorWidth: n.VectorWidth,
+			ClockGHz: n.ClockGHz, GEMMEfficiency: n.GEMMEfficiency, MemoryEfficiency: n.MemoryEfficiency}
+	}
+	if mm := f.Memory; mm != nil {
+		t := mm.Timing
+		cfg.Memory = sim.DRAM{Channels: mm.Channels, BankGroups: mm.BankGroups, BanksPerChannel: mm.BanksPerChannel, RowsPerBank: mm.RowsPerBank,
+			PageBytes: mm.PageBytes, BusBits: mm.BusBits, ClockGHz: mm.ClockGHz, TransfersPerClk: mm.TransfersPerClock,
+			Timing: sim.DRAMTiming{RP: t.RP, RCD: t.RCD, RAS: t.RAS, RRDL: t.RRDL, WR: t.WR, CCDS: t.CCDS, CCDL: t.CCDL, REFI: t.REFI, RFC: t.RFC, FAW: t.FAW}}
+		if mm.BanksPerChannel%mm.BankGroups != 0 {
+			return cfg, &Error{Key: "memory.bank_groups", Msg: fmt.Sprintf("%d bank groups do not divide %d banks per channel", mm.BankGroups, mm.BanksPerChannel)}
+		}
+		if mm.PageBytes%cfg.Precision != 0 {
+			return cfg, &Error{Key: "memory.page_bytes", Msg: "the page must hold a whole number of elements"}
+		}
+	}
+	if p := f.PIM; p != nil {
+		cfg.PIM = sim.PIM{Enabled: p.Enabled, DualRowBuffer: p.DualRowBuffer, TileCycles: p.TileCycles, GWriteCycles: p.GWriteCycles, MultipliersPerBank: p.MultipliersPerBank}
+	}
+	if s := f.Scheduler; s != nil {
+		cfg.Scheduler = sim.Scheduler{SubBatchInterleaving: s.SubBatchInterleaving, SBIMinBatch: s.SBIMinBatch, ChannelAlloc: sim.ChannelAlloc(s.ChannelAlloc)}
+	}
+	if g := f.GPU; g != nil {
+		e := c.gpus[g.Name]
+		lo := e.LaunchOverheadUs
+		if g.LaunchOverheadUs > 0 {
+			lo = g.LaunchOverheadUs
+		}
+		cfg.GPU = sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: e.CapacityGB,
+			LaunchOverheadUs: lo, ComputeEfficiency: g.ComputeEfficiency, MemoryEfficiency: g.MemoryEfficiency,
+			MemoryUtilization: g.MemoryUtilization, KVBlockTokens: g.KVBlockTokens}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,252 @@
+package presets
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+//go:embed *.toml catalog/*.toml
+var files embed.FS
+
+// Names lists the embedded presets in a stable order: by family, the system first.
+func Names() []string {
+	ents, _ := fs.Glob(files, "*.toml")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e, ".toml"))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
+	return out
+}
+
+// order keeps each family's presets together with the paper's system first.
+func order(name string) string {
+	fam := map[string]string{"neupims": "0a", "npu-pim": "0b", "npu-only": "0c", "gpu-a100": "0d", "gpu-h100": "9a"}
+	if k, ok := fam[name]; ok {
+		return k
+	}
+	return "5" + name
+}
+
+// Source returns the text of an embedded preset.
+func Source(name string) ([]byte, error) {
+	b, err := files.ReadFile(name + ".toml")
+	if err != nil {
+		return nil, &Error{Key: "preset", Msg: fmt.Sprintf("unknown preset %q; %s", name, didYouMean(name, Names()))}
+	}
+	return b, nil
+}
+
+// Get parses an embedded preset.
+func Get(name string) (*File, error) {
+	b, err := Source(name)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(name+".toml", b)
+}
+
+// pos is a line and column in a file.
+type pos struct{ line, col int }
+
+// keyPositions maps each dotted key of a TOML document to where its key starts, and each
+// table header to where the header starts.
+func keyPositions(data []byte) map[string]pos {
+	out := map[string]pos{}
+	p := unstable.Parser{}
+	p.Reset(data)
+	prefix := ""
+	keyOf := func(it unstable.Iterator) (string, pos) {
+		var parts []string
+		var first pos
+		for it.Next() {
+			n := it.Node()
+			if len(parts) == 0 {
+				sh := p.Shape(n.Raw)
+				first = pos{sh.Start.Line, sh.Start.Column}
+			}
+			parts = append(parts, string(n.Data))
+		}
+		return strings.Join(parts, "."), first
+	}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			k, at := keyOf(e.Key())
+			prefix = k + "."
+			if _, seen := out[k]; !seen {
+				out[k] = at
+			}
+		case unstable.KeyValue:
+			k, at := keyOf(e.Key())
+			out[prefix+k] = at
+		}
+	}
+	return out
+}
+
+// Parse decodes a preset file strictly and checks every value's range, the sections its
+// system needs and the keys they require. Errors carry file:line:col.
+func Parse(filename string, data []byte) (*File, error) {
+	var f File
+	d := toml.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return nil, decodeError(filename, err)
+	}
+	at := keyPositions(data)
+	errAt := func(key, msg string) error {
+		p, ok := at[key]
+		for !ok && strings.Contains(key, ".") {
+			key2 := key[:strings.LastIndex(key, ".")]
+			p, ok = at[key2]
+			if ok {
+				break
+			}
+			key = key2
+		}
+		if !ok {
+			p = pos{1, 1}
+		}
+		return &Error{File: filename, Line: p.line, Col: p.col, Key: strings.TrimPrefix(key, ""), Msg: msg}
+	}
+	for _, fd := range fields() {
+		if _, present := at[fd.Path]; !present {
+			continue
+		}
+		v, _, ok := lookup(&f, fd.Path)
+		if !ok {
+			continue
+		}
+		if msg := checkValue(fd, v); msg != "" {
+			return nil, errAt(fd.Path, msg)
+		}
+	}
+	need := map[string][]string{
+		"":         {"name", "description", "family", "system"},
+		"model":    {"name", "tp", "pp", "precision_bytes"},
+		"workload": {"dataset", "requests", "batch", "arrival", "prefill", "kv_policy", "seed"},
+	}
+	switch f.System {
+	case "neupims":
+		need["npu"] = sectionKeys("npu")
+		need["memory"] = sectionKeys("memory")
+		need["pim"] = sectionKeys("pim")
+		need["scheduler"] = sectionKeys("scheduler")
+	case "gpu":
+		need["gpu"] = sectionKeys("gpu")
+	}
+	secs := make([]string, 0, len(need))
+	for s := range need {
+		secs = append(secs, s)
+	}
+	sort.Strings(secs)
+	for _, sec := range secs {
+		for _, k := range need[sec] {
+			full := k
+			if sec != "" {
+				full = sec + "." + k
+			}
+			if _, ok := at[full]; !ok {
+				fd := fieldByPath(full)
+				return nil, errAt(full, fmt.Sprintf("missing required key %q (%s)", full, fd.Doc))
+			}
+		}
+	}
+	for i, e := range f.Expect {
+		if e.Versus == "" || e.Ratio <= 0 || len(e.Grid.Model) == 0 || len(e.Grid.Dataset) == 0 || len(e.Grid.Batch) == 0 {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q) needs versus, ratio > 0 and a grid of model, dataset and batch", i+1, e.ID))
+		}
+	}
+	if err := checkNames(&f); err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			return nil, errAt(pe.Key, pe.Msg)
+		}
+		return nil, err
+	}
+	return &f, nil
+}
+
+// sectionKeys lists the leaf keys directly under a section (not its sub-tables).
+func sectionKeys(sec string) []string {
+	var out []string
+	for _, fd := range fields() {
+		if rest, ok := strings.CutPrefix(fd.Path, sec+"."); ok && !strings.Contains(rest, ".") {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+func fieldByPath(p string) field {
+	for _, f := range fields() {
+		if f.Path == p {
+			return f
+		}
+	}
+	return field{Path: p}
+}
+
+// decodeError turns a go-toml error into an Error with file:line:col.
+func decodeError(filename string, err error) error {
+	var se *toml.StrictMissingError
+	if errors.As(err, &se) && len(se.Errors) > 0 {
+		de := se.Errors[0]
+		line, col := de.Position()
+		key := strings.Join(de.Key(), ".")
+		return &Error{File: filename, Line: line, Col: col, Key: key, Msg: "unknown key; " + didYouMean(key, allPaths())}
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		key := strings.Join(de.Key(), ".")
+		if strings.Contains(msg, "cannot decode") {
+			fd := fieldByPath(key)
+			msg = fmt.Sprintf("wrong type: want %s (%s)", fd.Type(), fd.Range())
+		}
+		return &Error{File: filename, Line: line, Col: col, Key: key, Msg: msg}
+	}
+	return &Error{File: filename, Msg: err.Error()}
+}
+
+func allPaths() []string {
+	var out []string
+	for _, f := range fields() {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// checkNames checks that catalogue names in f exist.
+func checkNames(f *File) error {
+	c, err := catalog()
+	if err != nil {
+		return err
+	}
+	if _, ok := c.models[f.Model.Name]; !ok {
+		return &Error{Key: "model.name", Msg: fmt.Sprintf("unknown model %q; %s", f.Model.Name, didYouMean(f.Model.Name, c.modelNames))}
+	}
+	if _, ok := c.datasets[f.Workload.Dataset]; !ok {
+		return &Error{Key: "workload.dataset", Msg: fmt.Sprintf("unknown dataset %q; %s", f.Workload.Dataset, didYouMean(f.Workload.Dataset, c.datasetNames))}
+	}
+	if f.System == "gpu" && f.GPU != nil {
+		if _, ok := c.gpus[f.GPU.Name]; !ok {
+			return &Error{Key: "gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", f.GPU.Name, didYouMean(f.GPU.Name, c.gpuNames))}
+		}
+	}
+	return nil
+}
+
+// Marshal renders f as TOML (used by `presets show` for files changed by overrides).
+func Marshal(f *File) ([]byte, error) { return toml.Marshal(f) }

@@ -1,0 +1,164 @@
+package presets
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestEveryEmbeddedPresetParsesAndBuilds(t *testing.T) {
+	names := Names()
+	if len(names) < 5 {
+		t.Fatalf("only %d presets: %v", len(names), names)
+	}
+	for _, n := range names {
+		f, err := Get(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if f.Name != n {
+			t.Errorf("%s.toml declares name %q", n, f.Name)
+		}
+		if _, err := Build(f, nil); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+}
+
+func TestUnknownPresetSuggestsClosest(t *testing.T) {
+	_, err := Get("neupim")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "neupims"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// lineOf returns the 1-based line of the first occurrence of sub in src.
+func lineOf(src, sub string) int {
+	i := strings.Index(src, sub)
+	if i < 0 {
+		return 0
+	}
+	return strings.Count(src[:i], "\n") + 1
+}
+
+func TestParseErrorsCarryPositions(t *testing.T) {
+	b, _ := Source("neupims")
+	base := string(b)
+	tp := lineOf(base, "tp = 4")
+	name := lineOf(base, `name = "gpt3-7b"`)
+	cases := []struct {
+		name, edit, want string
+	}{
+		{"syntax", strings.Replace(base, "tp = 4", "tp = = 4", 1), fmt.Sprintf("x.toml:%d:6: unexpected character", tp)},
+		{"unknown key", strings.Replace(base, "tp = 4", "tpp = 4", 1), fmt.Sprintf(`x.toml:%d:1: model.tpp: unknown key; did you mean "model.tp"`, tp)},
+		{"wrong type", strings.Replace(base, "tp = 4", `tp = "four"`, 1), fmt.Sprintf("x.toml:%d:6: model.tp: wrong type: want integer (1 to 64)", tp)},
+		{"out of range", strings.Replace(base, "channels = 32 ", "channels = 0 ", 1), fmt.Sprintf("x.toml:%d:1: memory.channels: 0 is out of range; want 1 to 4096", lineOf(base, "channels = 32 "))},
+		{"bad enum", strings.Replace(base, `channel_alloc = "greedy_min_load"`, `channel_alloc = "greedy"`, 1), `scheduler.channel_alloc: "greedy" is not allowed; want one of greedy_min_load, round_robin`},
+		{"unknown model", strings.Replace(base, `name = "gpt3-7b"`, `name = "gpt3-7"`, 1), fmt.Sprintf(`x.toml:%d:1: model.name: unknown model "gpt3-7"; did you mean "gpt3-7b"`, name)},
+		{"missing key", strings.Replace(base, "tile_cycles = 184", "", 1), `pim.tile_cycles: missing required key`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("x.toml", []byte(c.edit))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant it to contain %q", err, c.want)
+			}
+			if !strings.HasPrefix(err.Error(), "x.toml:") {
+				t.Fatalf("error %q does not start with file:line:col", err)
+			}
+		})
+	}
+}
+
+func TestSet(t *testing.T) {
+	f, err := Get("neupims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range []string{"pim.dual_row_buffer=false", "memory.channels=16", "npu.gemm_efficiency=0.5", "scheduler.channel_alloc=round_robin", "workload.batch=64"} {
+		if err := f.Set(kv); err != nil {
+			t.Fatalf("%s: %v", kv, err)
+		}
+	}
+	if f.PIM.DualRowBuffer || f.Memory.Channels != 16 || f.NPU.GEMMEfficiency != 0.5 || f.Scheduler.ChannelAlloc != "round_robin" || f.Workload.Batch != 64 {
+		t.Fatalf("overrides not applied: %+v %+v", *f.PIM, *f.Memory)
+	}
+	bad := []struct{ kv, want string }{
+		{"pim.dual_row_bufer=false", `unknown key; did you mean "pim.dual_row_buffer"`},
+		{"pim.dual_row_buffer=maybe", `"maybe" is not a valid bool; want true or false`},
+		{"memory.channels=lots", `"lots" is not a valid integer; want 1 to 4096`},
+		{"memory.channels=100000", "100000 is out of range; want 1 to 4096"},
+		{"npu.gemm_efficiency=NaN", "not a finite number"},
+		{"workload.arrival=sometimes", `want one of closed, poisson`},
+		{"novalue", "want key=value"},
+	}
+	for _, b := range bad {
+		err := f.Set(b.kv)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: got %v, want %q", b.kv, err, b.want)
+		}
+	}
+}
+
+func TestBuildRejectsImpossibleValues(t *testing.T) {
+	f, _ := Get("neupims")
+	f.Set("model.tp=3")
+	if _, err := Build(f, nil); err == nil || !strings.Contains(err.Error(), "tp=3 does not divide") {
+		t.Fatalf("got %v", err)
+	}
+	f, _ = Get("neupims")
+	f.Set("workload.arrival=poisson")
+	if _, err := Build(f, nil); err == nil || !strings.Contains(err.Error(), "rate above 0") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCatalogues(t *testing.T) {
+	if len(Models()) < 18 || len(Datasets()) < 10 || len(GPUs()) < 6 {
+		t.Fatalf("catalogues too small: %d models, %d datasets, %d GPUs", len(Models()), len(Datasets()), len(GPUs()))
+	}
+	for _, want := range []string{"gpt3-7b", "gpt3-13b", "gpt3-30b", "gpt3-175b", "llama2-70b", "mixtral-8x22b", "qwen3-30b-a3b"} {
+		found := false
+		for _, m := range Models() {
+			found = found || m.Name == want
+		}
+		if !found {
+			t.Errorf("model %s missing", want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		b, _ := Source(n)
+		f.Add(b)
+	}
+	f.Add([]byte("name = \n"))
+	f.Add([]byte("[model]\ntp = -1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse("fuzz.toml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.toml") && !strings.Contains(err.Error(), "catalog") {
+				t.Fatalf("error without file name: %v", err)
+			}
+			return
+		}
+		Build(file, nil)
+	})
+}
+
+func FuzzSet(f *testing.F) {
+	f.Add("pim.dual_row_buffer=false")
+	f.Add("memory.channels=16")
+	f.Add("npu.gemm_efficiency=1e309")
+	f.Add("=")
+	f.Fuzz(func(t *testing.T, kv string) {
+		file, err := Get("neupims")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := file.Set(kv); err != nil && err.Error() == "" {
+			t.Fatal("empty error message")
+		}
+	})
+}

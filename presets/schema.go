@@ -1,0 +1,135 @@
+// Package presets holds pimtui's embedded preset systems and catalogues of models,
+// datasets and GPUs (TOML), and turns a preset plus command-line overrides into a
+// sim.Config. Decoding is strict: an unknown key, a wrong type or a value out of range is
+// an error that names the file, line and column.
+package presets
+
+// File is one preset file. Struct tags give each key's TOML name, its allowed range
+// (min/max) or values (enum), and a one-line meaning (doc) that `presets show` and error
+// messages use. Units are in the key names.
+type File struct {
+	Name        string    `toml:"name" doc:"preset name"`
+	Description string    `toml:"description" doc:"one-line description"`
+	Family      string    `toml:"family" doc:"preset family (the paper)"`
+	System      string    `toml:"system" enum:"neupims,gpu" doc:"planner: neupims (NPU + HBM-PIM family) or gpu (GPU-only serving)"`
+	Paper       string    `toml:"paper" doc:"the paper the preset follows"`
+	Model       ModelSec  `toml:"model"`
+	Workload    WorkSec   `toml:"workload"`
+	NPU         *NPUSec   `toml:"npu"`
+	Memory      *MemSec   `toml:"memory"`
+	PIM         *PIMSec   `toml:"pim"`
+	Scheduler   *SchedSec `toml:"scheduler"`
+	GPU         *GPUSec   `toml:"gpu"`
+	Expect      []Expect  `toml:"expect"`
+}
+
+// ModelSec picks a catalogue model and how it is split over devices.
+type ModelSec struct {
+	Name           string `toml:"name" doc:"model name from the catalogue (pimtui presets models)"`
+	TP             int    `toml:"tp" min:"1" max:"64" doc:"tensor-parallel degree (devices per layer)"`
+	PP             int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree (layer groups)"`
+	PrecisionBytes int    `toml:"precision_bytes" min:"1" max:"4" doc:"bytes per weight and KV element (2 = FP16)"`
+}
+
+// WorkSec is the request stream.
+type WorkSec struct {
+	Dataset   string  `toml:"dataset" doc:"length distribution from the catalogue"`
+	Requests  int     `toml:"requests" min:"1" max:"10000000" doc:"requests to serve"`
+	Batch     int     `toml:"batch" min:"1" max:"65536" doc:"most requests decoding at once"`
+	Arrival   string  `toml:"arrival" enum:"closed,poisson" doc:"closed: all requests at t=0, batch kept full; poisson: random arrivals at rate_per_s"`
+	RatePerS  float64 `toml:"rate_per_s" min:"0" max:"1e7" doc:"Poisson arrival rate in requests/s"`
+	Prefill   string  `toml:"prefill" enum:"run,skip" doc:"run prompts before decode, or start with the input already in the KV cache"`
+	KVPolicy  string  `toml:"kv_policy" enum:"paged,reserve" doc:"paged: KV blocks taken as sequences grow, preempting when full (vLLM); reserve: full length reserved at admission"`
+	InputLen  int     `toml:"input_len" min:"0" max:"16777216" doc:"fixed input length in tokens (0: from the dataset)"`
+	OutputLen int     `toml:"output_len" min:"0" max:"16777216" doc:"fixed output length in tokens (0: from the dataset)"`
+	Seed      int64   `toml:"seed" min:"0" max:"9223372036854775807" doc:"random seed of the workload"`
+	Steps     int     `toml:"steps" min:"0" max:"100000000" doc:"stop after this many iterations (0: when every request is done)"`
+	Warmup    int     `toml:"warmup" min:"0" max:"100000000" doc:"iterations left out of the metrics"`
+}
+
+// NPUSec is the NeuPIMs NPU.
+type NPUSec struct {
+	SystolicArrays   int     `toml:"systolic_arrays" min:"1" max:"1024" doc:"systolic arrays per chip"`
+	SARows           int     `toml:"sa_rows" min:"1" max:"4096" doc:"rows of one systolic array"`
+	SACols           int     `toml:"sa_cols" min:"1" max:"4096" doc:"columns of one systolic array"`
+	VectorUnits      int     `toml:"vector_units" min:"1" max:"1024" doc:"vector units per chip"`
+	VectorWidth      int     `toml:"vector_width" min:"1" max:"65536" doc:"lanes of one vector unit"`
+	ClockGHz         float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"NPU clock in GHz"`
+	GEMMEfficiency   float64 `toml:"gemm_efficiency" min:"0.01" max:"1" doc:"fraction of the peak MAC rate a GEMM reaches (calibration knob)"`
+	MemoryEfficiency float64 `toml:"memory_efficiency" min:"0.01" max:"1" doc:"fraction of the peak bandwidth a weight stream reaches"`
+}
+
+// MemSec is the DRAM/HBM organisation.
+type MemSec struct {
+	Channels          int       `toml:"channels" min:"1" max:"4096" doc:"memory channels per device"`
+	BankGroups        int       `toml:"bank_groups" min:"1" max:"64" doc:"bank groups per channel"`
+	BanksPerChannel   int       `toml:"banks_per_channel" min:"1" max:"1024" doc:"banks per channel"`
+	RowsPerBank       int       `toml:"rows_per_bank" min:"1" max:"16777216" doc:"rows per bank"`
+	PageBytes         int       `toml:"page_bytes" min:"32" max:"65536" doc:"row-buffer (page) size in bytes"`
+	BusBits           int       `toml:"bus_bits" min:"1" max:"4096" doc:"data bus width per channel in bits"`
+	ClockGHz          float64   `toml:"clock_ghz" min:"0.01" max:"10" doc:"memory clock in GHz (tCK = 1/clock)"`
+	TransfersPerClock int       `toml:"transfers_per_clock" min:"1" max:"16" doc:"data transfers per clock (2 = double data rate)"`
+	Timing            TimingSec `toml:"timing"`
+}
+
+// TimingSec is the DRAM timing in memory-clock cycles.
+type TimingSec struct {
+	RP   int `toml:"t_rp" min:"0" max:"100000" doc:"row precharge, cycles"`
+	RCD  int `toml:"t_rcd" min:"0" max:"100000" doc:"activate to read/write, cycles"`
+	RAS  int `toml:"t_ras" min:"0" max:"100000" doc:"activate to precharge, cycles"`
+	RRDL int `toml:"t_rrd_l" min:"0" max:"100000" doc:"activate to activate, same bank group, cycles"`
+	WR   int `toml:"t_wr" min:"0" max:"100000" doc:"write recovery, cycles"`
+	CCDS int `toml:"t_ccd_s" min:"0" max:"100000" doc:"column to column, other bank group, cycles"`
+	CCDL int `toml:"t_ccd_l" min:"0" max:"100000" doc:"column to column, same bank group, cycles"`
+	REFI int `toml:"t_refi" min:"0" max:"1000000" doc:"refresh interval, cycles"`
+	RFC  int `toml:"t_rfc" min:"0" max:"100000" doc:"refresh cycle time, cycles"`
+	FAW  int `toml:"t_faw" min:"0" max:"100000" doc:"four-activate window, cycles"`
+}
+
+// PIMSec is the processing in memory.
+type PIMSec struct {
+	Enabled            bool `toml:"enabled" doc:"attention runs in the memory's PIM units (false: on the NPU)"`
+	DualRowBuffer      bool `toml:"dual_row_buffer" doc:"NeuPIMs dual row buffers (false: blocked single-row-buffer PIM)"`
+	TileCycles         int  `toml:"tile_cycles" min:"1" max:"1000000" doc:"L_tile: PIM GEMV latency of one tile, memory cycles"`
+	GWriteCycles       int  `toml:"gwrite_cycles" min:"0" max:"1000000" doc:"L_GWRITE: global-buffer load latency, memory cycles"`
+	MultipliersPerBank int  `toml:"multipliers_per_bank" min:"1" max:"4096" doc:"multipliers per bank (informational: folded into tile_cycles)"`
+}
+
+// SchedSec holds the scheduling switches.
+type SchedSec struct {
+	SubBatchInterleaving bool   `toml:"sub_batch_interleaving" doc:"split the batch in two and overlap NPU GEMMs with PIM attention (Algorithm 3, A–F stages)"`
+	SBIMinBatch          int    `toml:"sbi_min_batch" min:"2" max:"65536" doc:"smallest batch that uses sub-batch interleaving"`
+	ChannelAlloc         string `toml:"channel_alloc" enum:"greedy_min_load,round_robin" doc:"how new requests get a PIM channel (Algorithm 2 or round robin)"`
+}
+
+// GPUSec picks a catalogue GPU and its serving software's figures.
+type GPUSec struct {
+	Name              string  `toml:"name" doc:"GPU from the catalogue"`
+	ComputeEfficiency float64 `toml:"compute_efficiency" min:"0.01" max:"1" doc:"fraction of peak FLOP/s a GEMM reaches (calibration knob)"`
+	MemoryEfficiency  float64 `toml:"memory_efficiency" min:"0.01" max:"1" doc:"fraction of peak bandwidth a streaming kernel reaches"`
+	MemoryUtilization float64 `toml:"memory_utilization" min:"0.01" max:"1" doc:"fraction of GPU memory the serving engine may use"`
+	KVBlockTokens     int     `toml:"kv_block_tokens" min:"1" max:"4096" doc:"tokens per paged KV block"`
+	LaunchOverheadUs  float64 `toml:"launch_overhead_us" min:"0" max:"10000" doc:"per-kernel launch overhead in µs"`
+}
+
+// Expect is a paper result the preset is expected to reproduce: the ratio of this
+// preset's metric to the baseline preset's, averaged over a grid of conditions.
+type Expect struct {
+	ID        string  `toml:"id" doc:"short name of the experiment"`
+	Claim     string  `toml:"claim" doc:"what the paper states"`
+	Source    string  `toml:"source" doc:"where the paper states it"`
+	Metric    string  `toml:"metric" enum:"throughput_tok_s" doc:"the compared metric"`
+	Versus    string  `toml:"versus" doc:"baseline preset"`
+	Ratio     float64 `toml:"ratio" min:"0" max:"1e6" doc:"the paper's ratio"`
+	Tolerance float64 `toml:"tolerance" min:"0" max:"10" doc:"relative tolerance on the ratio"`
+	Steps     int     `toml:"steps" min:"1" max:"100000" doc:"iterations per run, after warm-up"`
+	Warmup    int     `toml:"warmup" min:"0" max:"100000" doc:"warm-up iterations per run"`
+	Grid      Grid    `toml:"grid"`
+}
+
+// Grid is the cross product of conditions an expectation averages over.
+type Grid struct {
+	Model   []string `toml:"model" doc:"models"`
+	Dataset []string `toml:"dataset" doc:"datasets"`
+	Batch   []int    `toml:"batch" doc:"batch sizes"`
+}
