@@ -166,6 +166,9 @@ func Parse(filename string, data []byte) (*File, error) {
 		if e.Versus == "" || e.Ratio <= 0 || len(e.Grid.Model) == 0 || len(e.Grid.Dataset) == 0 || len(e.Grid.Batch) == 0 {
 			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q) needs versus, ratio > 0 and a grid of model, dataset and batch", i+1, e.ID))
 		}
+		if (len(e.Grid.TP) > 0 && len(e.Grid.TP) != len(e.Grid.Model)) || (len(e.Grid.PP) > 0 && len(e.Grid.PP) != len(e.Grid.Model)) {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): grid tp and pp need one value per model", i+1, e.ID))
+		}
 	}
 	if err := checkNames(&f); err != nil {
 		var pe *Error
