@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -265,5 +266,39 @@ func TestImpossibleConfigsAreErrors(t *testing.T) {
 	c.Workload.InputLen, c.Workload.OutputLen = 5_000_000, 1
 	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "one request of 5000001 tokens") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Memory stays flat over a long run once the history is full: 100,000 iterations.
+func TestMemoryBoundedOverLongRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long run skipped in -short mode")
+	}
+	c := testNeuPIMs()
+	c.Workload.MaxBatch, c.Workload.Requests = 16, 10_000_000
+	c.Workload.InputLen, c.Workload.OutputLen = 64, 32
+	c.Model.Layers = 4
+	c.HistoryCap = 64
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var at10k uint64
+	for i := 1; i <= 100_000; i++ {
+		if _, err := e.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 10_000 {
+			at10k = heap()
+		}
+	}
+	if end := heap(); end > at10k+4<<20 {
+		t.Fatalf("heap grew from %d to %d bytes between 10k and 100k steps", at10k, end)
 	}
 }
