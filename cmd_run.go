@@ -12,13 +12,16 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/x/term"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/sim"
 )
 
-func newRunCmd(stdout io.Writer) *cobra.Command {
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o options
 	var format, tracePath, traceSteps string
 	c := &cobra.Command{
@@ -46,7 +49,7 @@ func newRunCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runHeadless(e, stdout, format, tracePath, from, to)
+			return runHeadless(e, stdout, progressTo(stderr), format, tracePath, from, to)
 		},
 	}
 	o.register(c)
@@ -54,6 +57,19 @@ func newRunCmd(stdout io.Writer) *cobra.Command {
 	c.Flags().StringVar(&tracePath, "trace", "", "write the timeline as Chrome/Perfetto trace-event JSON to this file")
 	c.Flags().StringVar(&traceSteps, "trace-steps", "1-50", "iterations FROM-TO to put in the trace")
 	return c
+}
+
+// progressTo returns w when it is a terminal, for a progress line; nil otherwise.
+func progressTo(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		return w
+	}
+	return nil
+}
+
+func progressBar(f float64, w int) string {
+	n := int(max(0, min(1, f))*float64(w) + 0.5)
+	return "[" + strings.Repeat("█", n) + strings.Repeat("·", w-n) + "]"
 }
 
 func parseRange(s string) (int, int, error) {
@@ -68,7 +84,7 @@ func parseRange(s string) (int, int, error) {
 
 // runHeadless steps e to the end and writes the chosen output. A trace goes to a
 // temporary file renamed into place, so a failed run never leaves a half-written file.
-func runHeadless(e *sim.Engine, stdout io.Writer, format, tracePath string, from, to int) (err error) {
+func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath string, from, to int) (err error) {
 	var tw *sim.TraceWriter
 	var tmp *os.File
 	if tracePath != "" {
@@ -90,6 +106,13 @@ func runHeadless(e *sim.Engine, stdout io.Writer, format, tracePath string, from
 		cw = csv.NewWriter(stdout)
 		utilKeys = e.UtilKeys()
 	}
+	start := time.Now()
+	shown := start
+	defer func() {
+		if progress != nil && shown != start {
+			fmt.Fprint(progress, "\r\x1b[K")
+		}
+	}()
 	for {
 		s, err := e.Step()
 		if errors.Is(err, sim.ErrDone) {
@@ -97,6 +120,13 @@ func runHeadless(e *sim.Engine, stdout io.Writer, format, tracePath string, from
 		}
 		if err != nil {
 			return err
+		}
+		if progress != nil && s.Step%64 == 0 {
+			if now := time.Now(); now.Sub(shown) > 200*time.Millisecond && now.Sub(start) > 500*time.Millisecond {
+				shown = now
+				fmt.Fprintf(progress, "\r\x1b[K%s %s", progressBar(float64(s.Done)/float64(max(1, s.Total)), 30),
+					fmt.Sprintf("step %d · %d/%d requests", s.Step, s.Done, s.Total))
+			}
 		}
 		if tw != nil && s.Step >= from && s.Step <= to {
 			tw.Add(s)

@@ -95,6 +95,6 @@ Without a subcommand it opens the explorer on a preset (default: neupims).`,
 	root.SetVersionTemplate("pimtui {{.Version}}\n")
 	o.register(root)
 	root.Flags().BoolVar(&o.noMouse, "no-mouse", false, "leave the mouse to the terminal so text can be selected")
-	root.AddCommand(newRunCmd(stdout), newPresetsCmd(stdout), newValidateCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newValidateCmd(stdout))
 	return root
 }
