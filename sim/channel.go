@@ -1,7 +1,5 @@
 package sim
 
-import "sort"
-
 // ChannelAlloc names a policy that assigns each new request to a PIM channel.
 type ChannelAlloc string
 
@@ -74,10 +72,4 @@ func PartitionSubBatches(perChannel []int) []int {
 		out[c] = half
 	}
 	return out
-}
-
-// sortByInputDesc orders requests by decreasing input length (the pre-step of Algorithm 2),
-// keeping arrival order among equals so runs are deterministic.
-func sortByInputDesc(rs []*Request) {
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].InputLen > rs[j].InputLen })
 }

@@ -29,7 +29,6 @@ type Request struct {
 	FirstToken Time
 	LastToken  Time
 	Finished   Time
-	maxTBT     Time
 
 	kBlocks, vBlocks int // KV blocks held
 	reserved         int // blocks reserved for the request's full length

@@ -155,9 +155,6 @@ func (s *Schedule) Finish() Time {
 	return s.makespan
 }
 
-// Makespan is the end of the last span.
-func (s *Schedule) Makespan() Time { return s.makespan }
-
 // Busy returns each lane's busy time.
 func (s *Schedule) Busy() []Time {
 	b := make([]Time, len(s.Lanes))
