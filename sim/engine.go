@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -25,6 +26,7 @@ type system interface {
 	observe(snap *Snapshot, s *Schedule, running []*Request)
 	utilKeys() []string
 	layers() int
+	pool() *kvPool
 }
 
 // Engine steps a system one decode iteration at a time.
@@ -96,6 +98,9 @@ func New(cfg Config) (*Engine, error) {
 	if w.Requests < 1 {
 		return nil, fmt.Errorf("requests must be at least 1, got %d", w.Requests)
 	}
+	if err := checkBatchFits(sys.pool(), cfg); err != nil {
+		return nil, err
+	}
 	seed := w.Seed
 	e := &Engine{
 		cfg:   cfg,
@@ -107,6 +112,44 @@ func New(cfg Config) (*Engine, error) {
 	e.stats.bubble = map[string]float64{}
 	e.refill()
 	return e, nil
+}
+
+// checkBatchFits rejects a batch whose prompts alone, at the workload's mean input length,
+// need more KV blocks than the memory has: such a batch could never be reached.
+func checkBatchFits(p *kvPool, cfg Config) error {
+	w := cfg.Workload
+	mean := w.Dataset.InMean
+	if w.InputLen > 0 {
+		mean = float64(w.InputLen)
+	}
+	if w.Trace != nil {
+		sum := 0
+		for _, t := range w.Trace {
+			sum += t.InputLen
+		}
+		mean = float64(sum) / float64(len(w.Trace))
+	}
+	per := p.longest(int(math.Ceil(mean)) + 1)
+	total := 0
+	for _, c := range p.capacity {
+		total += c
+	}
+	if per > 0 && w.MaxBatch > total/per {
+		return &BatchError{Batch: w.MaxBatch, Max: total / per, Blocks: w.MaxBatch * per, Capacity: total, MeanInput: mean}
+	}
+	return nil
+}
+
+// BatchError is a batch the KV memory cannot hold even before any token is generated.
+type BatchError struct {
+	Batch, Max       int // the batch asked for and the largest that fits
+	Blocks, Capacity int
+	MeanInput        float64
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch %d needs %d KV blocks for its prompts alone (mean input %.0f tokens) but the memory holds %d; lower the batch to at most %d",
+		e.Batch, e.Blocks, e.MeanInput, e.Capacity, e.Max)
 }
 
 // Config returns the engine's configuration.

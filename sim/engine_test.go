@@ -182,7 +182,7 @@ func TestMechanismsOrder(t *testing.T) {
 	thr := func(edit func(*Config)) float64 {
 		c := testNeuPIMs()
 		c.Workload.InputLen, c.Workload.OutputLen = 600, 64
-		c.Workload.Requests, c.Workload.MaxBatch = 512, 512
+		c.Workload.Requests, c.Workload.MaxBatch = 256, 256
 		c.Workload.Steps = 40
 		edit(&c)
 		_, r := runAll(t, c)
@@ -237,21 +237,42 @@ func TestPrefillRunGivesFirstToken(t *testing.T) {
 	}
 }
 
+// Under the reserve policy KV capacity limits admission from the first step; under the
+// paged policy every request is admitted and the youngest are preempted as they grow.
 func TestCapacityLimitsAdmission(t *testing.T) {
 	c := testNeuPIMs()
-	c.Workload.InputLen, c.Workload.OutputLen = 1900, 100
-	c.Workload.Requests, c.Workload.MaxBatch = 4096, 4096
-	c.Workload.Steps = 2
-	e, _ := New(c)
+	c.Workload.InputLen, c.Workload.OutputLen = 200, 1800
+	c.Workload.Requests, c.Workload.MaxBatch = 2048, 512
+	c.Workload.KVPolicy = KVReserve
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := e.Step()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Batch >= 4096 || s.Batch == 0 || s.Queue == 0 {
-		t.Fatalf("batch %d, queue %d: KV capacity should limit admission", s.Batch, s.Queue)
+	if s.Batch >= 512 || s.Batch == 0 || s.Queue == 0 {
+		t.Fatalf("reserve: batch %d, queue %d: capacity should limit admission", s.Batch, s.Queue)
 	}
-	if s.Metrics.KVUtil > 1 {
-		t.Fatalf("KV over capacity: %v", s.Metrics.KVUtil)
+	c.Workload.KVPolicy = KVPaged
+	c.Workload.Steps = 1500
+	e, _ = New(c)
+	first, _ := e.Step()
+	if first.Batch != 512 {
+		t.Fatalf("paged: first batch %d, want 512", first.Batch)
+	}
+	for {
+		s, err := e.Step()
+		if err != nil {
+			break
+		}
+		if s.Metrics.KVUtil > 1 || s.KV.Used > s.KV.Capacity {
+			t.Fatalf("KV over capacity at step %d: %d of %d", s.Step, s.KV.Used, s.KV.Capacity)
+		}
+	}
+	if r := e.Result(); r.Preemptions == 0 {
+		t.Fatal("paged: no preemption although the batch outgrew the memory")
 	}
 }
 
@@ -300,5 +321,15 @@ func TestMemoryBoundedOverLongRun(t *testing.T) {
 	}
 	if end := heap(); end > at10k+4<<20 {
 		t.Fatalf("heap grew from %d to %d bytes between 10k and 100k steps", at10k, end)
+	}
+}
+
+func TestBatchBeyondMemoryIsAnError(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.MaxBatch = 60000
+	c.Workload.InputLen, c.Workload.OutputLen = 1000, 10
+	_, err := New(c)
+	if err == nil || !strings.Contains(err.Error(), "batch 60000 needs") || !strings.Contains(err.Error(), "lower the batch to at most") {
+		t.Fatalf("got %v", err)
 	}
 }

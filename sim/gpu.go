@@ -149,3 +149,5 @@ func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
 	}
 }
+
+func (g *gpuSystem) pool() *kvPool { return g.kv }

@@ -554,3 +554,5 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
 	}
 }
+
+func (n *neupims) pool() *kvPool { return n.kv }
