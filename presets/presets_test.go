@@ -162,3 +162,30 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+// Every catalogue dataset's generator reproduces the dataset's mean lengths.
+func TestDatasetGeneratorsMatchMeans(t *testing.T) {
+	for _, d := range Datasets() {
+		f, _ := Get("neupims")
+		f.Set("workload.dataset=" + d.Name)
+		cfg, err := Build(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, out := cfg.Workload.Dataset.Sample(40000, 3)
+		mean := func(v []int) float64 {
+			s := 0
+			for _, x := range v {
+				s += x
+			}
+			return float64(s) / float64(len(v))
+		}
+		if m := mean(in); m < 0.95*d.InputMean || m > 1.05*d.InputMean {
+			t.Errorf("%s: input mean %.1f, catalogue %.1f", d.Name, m, d.InputMean)
+		}
+		// Outputs are also cut where input + output would pass max_seq_len.
+		if m := mean(out); m < 0.85*d.OutputMean || m > 1.05*d.OutputMean {
+			t.Errorf("%s: output mean %.1f, catalogue %.1f", d.Name, m, d.OutputMean)
+		}
+	}
+}

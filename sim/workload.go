@@ -195,3 +195,14 @@ func ReadTrace(r io.Reader) ([]TraceRequest, error) {
 	}
 	return out, nil
 }
+
+// Sample draws n requests' input and output lengths as a workload of this dataset would,
+// so a caller can see the distribution it gets.
+func (d Dataset) Sample(n int, seed uint64) (in, out []int) {
+	g := newGenerator(Workload{Dataset: d}, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
+	in, out = make([]int, n), make([]int, n)
+	for i := range n {
+		_, in[i], out[i] = g.request()
+	}
+	return in, out
+}
