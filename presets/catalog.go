@@ -3,6 +3,7 @@ package presets
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
@@ -173,6 +174,11 @@ func GPUs() []GPUEntry {
 	return out
 }
 
+// applier is a system-specific section that fills its part of the engine config.
+type applier interface {
+	apply(cfg *sim.Config, c *catalogs) error
+}
+
 // Build turns a checked preset into an engine configuration, resolving catalogue names.
 // trace, if not nil, replaces the dataset's generated requests.
 func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
@@ -201,37 +207,15 @@ func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
 	if cfg.Model.Heads%max(1, cfg.TP) != 0 {
 		return cfg, &Error{Key: "model.tp", Msg: fmt.Sprintf("%s has %d heads, which tp=%d does not divide; pick a divisor of %d", m.Display, m.Heads, cfg.TP, m.Heads)}
 	}
-	if n := f.NPU; n != nil {
-		cfg.NPU = sim.NPU{SystolicArrays: n.SystolicArrays, SARows: n.SARows, SACols: n.SACols, VectorUnits: n.VectorUnits, VectorWidth: n.VectorWidth,
-			ClockGHz: n.ClockGHz, GEMMEfficiency: n.GEMMEfficiency, MemoryEfficiency: n.MemoryEfficiency}
-	}
-	if mm := f.Memory; mm != nil {
-		t := mm.Timing
-		cfg.Memory = sim.DRAM{Channels: mm.Channels, BankGroups: mm.BankGroups, BanksPerChannel: mm.BanksPerChannel, RowsPerBank: mm.RowsPerBank,
-			PageBytes: mm.PageBytes, BusBits: mm.BusBits, ClockGHz: mm.ClockGHz, TransfersPerClk: mm.TransfersPerClock,
-			Timing: sim.DRAMTiming{RP: t.RP, RCD: t.RCD, RAS: t.RAS, RRDL: t.RRDL, WR: t.WR, CCDS: t.CCDS, CCDL: t.CCDL, REFI: t.REFI, RFC: t.RFC, FAW: t.FAW}}
-		if mm.BanksPerChannel%mm.BankGroups != 0 {
-			return cfg, &Error{Key: "memory.bank_groups", Msg: fmt.Sprintf("%d bank groups do not divide %d banks per channel", mm.BankGroups, mm.BanksPerChannel)}
+	v := reflect.ValueOf(f).Elem()
+	for i := range v.NumField() {
+		if fv := v.Field(i); fv.Kind() == reflect.Pointer && !fv.IsNil() {
+			if a, ok := fv.Interface().(applier); ok {
+				if err := a.apply(&cfg, c); err != nil {
+					return cfg, err
+				}
+			}
 		}
-		if mm.PageBytes%cfg.Precision != 0 {
-			return cfg, &Error{Key: "memory.page_bytes", Msg: "the page must hold a whole number of elements"}
-		}
-	}
-	if p := f.PIM; p != nil {
-		cfg.PIM = sim.PIM{Enabled: p.Enabled, DualRowBuffer: p.DualRowBuffer, TileCycles: p.TileCycles, GWriteCycles: p.GWriteCycles, MultipliersPerBank: p.MultipliersPerBank}
-	}
-	if s := f.Scheduler; s != nil {
-		cfg.Scheduler = sim.Scheduler{SubBatchInterleaving: s.SubBatchInterleaving, SBIMinBatch: s.SBIMinBatch, ChannelAlloc: sim.ChannelAlloc(s.ChannelAlloc)}
-	}
-	if g := f.GPU; g != nil {
-		e := c.gpus[g.Name]
-		lo := e.LaunchOverheadUs
-		if g.LaunchOverheadUs > 0 {
-			lo = g.LaunchOverheadUs
-		}
-		cfg.GPU = sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: e.CapacityGB,
-			LaunchOverheadUs: lo, ComputeEfficiency: g.ComputeEfficiency, MemoryEfficiency: g.MemoryEfficiency,
-			MemoryUtilization: g.MemoryUtilization, KVBlockTokens: g.KVBlockTokens}
 	}
 	return cfg, nil
 }

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/pimtui/pimtui/sim"
 )
 
 //go:embed *.toml catalog/*.toml
@@ -136,14 +140,11 @@ func Parse(filename string, data []byte) (*File, error) {
 		"model":    {"name", "tp", "pp", "precision_bytes"},
 		"workload": {"dataset", "requests", "batch", "arrival", "prefill", "kv_policy", "seed"},
 	}
-	switch f.System {
-	case "neupims":
-		need["npu"] = sectionKeys("npu")
-		need["memory"] = sectionKeys("memory")
-		need["pim"] = sectionKeys("pim")
-		need["scheduler"] = sectionKeys("scheduler")
-	case "gpu":
-		need["gpu"] = sectionKeys("gpu")
+	if !slices.Contains(sim.Systems(), f.System) {
+		return nil, errAt("system", fmt.Sprintf("unknown system %q; %s", f.System, didYouMean(f.System, sim.Systems())))
+	}
+	for _, sec := range sectionsFor(f.System) {
+		need[sec] = sectionKeys(sec)
 	}
 	secs := make([]string, 0, len(need))
 	for s := range need {
@@ -180,12 +181,25 @@ func Parse(filename string, data []byte) (*File, error) {
 	return &f, nil
 }
 
-// sectionKeys lists the leaf keys directly under a section (not its sub-tables).
+// sectionKeys lists every leaf key under a section, sub-tables included.
 func sectionKeys(sec string) []string {
 	var out []string
 	for _, fd := range fields() {
-		if rest, ok := strings.CutPrefix(fd.Path, sec+"."); ok && !strings.Contains(rest, ".") {
+		if rest, ok := strings.CutPrefix(fd.Path, sec+"."); ok {
 			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// sectionsFor lists the sections a system needs, from the File's systems tags.
+func sectionsFor(system string) []string {
+	var out []string
+	t := reflect.TypeOf(File{})
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if slices.Contains(strings.Split(sf.Tag.Get("systems"), ","), system) {
+			out = append(out, strings.Split(sf.Tag.Get("toml"), ",")[0])
 		}
 	}
 	return out
@@ -243,7 +257,7 @@ func checkNames(f *File) error {
 	if _, ok := c.datasets[f.Workload.Dataset]; !ok {
 		return &Error{Key: "workload.dataset", Msg: fmt.Sprintf("unknown dataset %q; %s", f.Workload.Dataset, didYouMean(f.Workload.Dataset, c.datasetNames))}
 	}
-	if f.System == "gpu" && f.GPU != nil {
+	if f.GPU != nil {
 		if _, ok := c.gpus[f.GPU.Name]; !ok {
 			return &Error{Key: "gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", f.GPU.Name, didYouMean(f.GPU.Name, c.gpuNames))}
 		}

@@ -6,20 +6,21 @@ package presets
 
 // File is one preset file. Struct tags give each key's TOML name, its allowed range
 // (min/max) or values (enum), and a one-line meaning (doc) that `presets show` and error
-// messages use. Units are in the key names.
+// messages use; a section's systems tag names the systems that need it, every key
+// included. Units are in the key names.
 type File struct {
 	Name        string    `toml:"name" doc:"preset name"`
 	Description string    `toml:"description" doc:"one-line description"`
 	Family      string    `toml:"family" doc:"preset family (the paper)"`
-	System      string    `toml:"system" enum:"neupims,gpu" doc:"planner: neupims (NPU + HBM-PIM family) or gpu (GPU-only serving)"`
+	System      string    `toml:"system" doc:"planner: neupims (NPU + HBM-PIM family), gpu (GPU-only serving), …"`
 	Paper       string    `toml:"paper" doc:"the paper the preset follows"`
 	Model       ModelSec  `toml:"model"`
 	Workload    WorkSec   `toml:"workload"`
-	NPU         *NPUSec   `toml:"npu"`
-	Memory      *MemSec   `toml:"memory"`
-	PIM         *PIMSec   `toml:"pim"`
-	Scheduler   *SchedSec `toml:"scheduler"`
-	GPU         *GPUSec   `toml:"gpu"`
+	NPU         *NPUSec   `toml:"npu" systems:"neupims"`
+	Memory      *MemSec   `toml:"memory" systems:"neupims"`
+	PIM         *PIMSec   `toml:"pim" systems:"neupims"`
+	Scheduler   *SchedSec `toml:"scheduler" systems:"neupims"`
+	GPU         *GPUSec   `toml:"gpu" systems:"gpu"`
 	Expect      []Expect  `toml:"expect"`
 }
 

@@ -29,6 +29,22 @@ type system interface {
 	pool() *kvPool
 }
 
+// systems maps each system name to its planner's constructor; each planner's file
+// registers itself.
+var systems = map[string]func(*Config) (system, error){}
+
+func register(name string, mk func(*Config) (system, error)) { systems[name] = mk }
+
+// Systems lists the system names a Config may use.
+func Systems() []string {
+	out := make([]string, 0, len(systems))
+	for n := range systems {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Engine steps a system one decode iteration at a time.
 type Engine struct {
 	cfg   Config
@@ -72,16 +88,11 @@ var ErrDone = errors.New("simulation finished")
 // New builds an engine from cfg. It checks that the system can hold the model and at least
 // one request of the workload's longest length, so a run can never wait forever.
 func New(cfg Config) (*Engine, error) {
-	var sys system
-	var err error
-	switch cfg.System {
-	case SystemNeuPIMs:
-		sys, err = newNeuPIMs(&cfg)
-	case SystemGPU:
-		sys, err = newGPUSystem(&cfg)
-	default:
-		return nil, fmt.Errorf("unknown system %q (want %q or %q)", cfg.System, SystemNeuPIMs, SystemGPU)
+	mk, ok := systems[cfg.System]
+	if !ok {
+		return nil, fmt.Errorf("unknown system %q (want one of %v)", cfg.System, Systems())
 	}
+	sys, err := mk(&cfg)
 	if err != nil {
 		return nil, err
 	}

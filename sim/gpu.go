@@ -15,6 +15,10 @@ type gpuSystem struct {
 	lane []Lane
 }
 
+func init() {
+	register(SystemGPU, func(c *Config) (system, error) { return newGPUSystem(c) })
+}
+
 func newGPUSystem(c *Config) (*gpuSystem, error) {
 	g := c.GPU
 	sh := c.shard()

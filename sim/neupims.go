@@ -33,6 +33,10 @@ const (
 	lanePIM0 = 2
 )
 
+func init() {
+	register(SystemNeuPIMs, func(c *Config) (system, error) { return newNeuPIMs(c) })
+}
+
 func newNeuPIMs(c *Config) (*neupims, error) {
 	sh := c.shard()
 	m := c.Memory
