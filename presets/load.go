@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
@@ -20,24 +21,41 @@ import (
 //go:embed *.toml catalog/*.toml
 var files embed.FS
 
-// Names lists the embedded presets in a stable order: by family, the system first.
-func Names() []string {
-	ents, _ := fs.Glob(files, "*.toml")
-	var out []string
-	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e, ".toml"))
-	}
-	sort.SliceStable(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
-	return out
-}
+// families orders the preset listing; within a family the preset named after it comes
+// first, then the rest alphabetically.
+var families = []string{"neupims", "l3", "lolpim", "helios", "hermes", "gpu"}
 
-// order keeps each family's presets together with the paper's system first.
-func order(name string) string {
-	fam := map[string]string{"neupims": "0a", "npu-pim": "0b", "npu-only": "0c", "gpu-a100": "0d", "gpu-h100": "9a"}
-	if k, ok := fam[name]; ok {
-		return k
-	}
-	return "5" + name
+var (
+	namesOnce sync.Once
+	names     []string
+)
+
+// Names lists the embedded presets, grouped by family.
+func Names() []string {
+	namesOnce.Do(func() {
+		ents, _ := fs.Glob(files, "*.toml")
+		rank := map[string]string{}
+		for _, e := range ents {
+			n := strings.TrimSuffix(e, ".toml")
+			var head struct {
+				Family string `toml:"family"`
+			}
+			b, _ := files.ReadFile(e)
+			toml.Unmarshal(b, &head)
+			fi := slices.Index(families, head.Family)
+			if fi < 0 {
+				fi = len(families)
+			}
+			first := "1"
+			if n == head.Family {
+				first = "0"
+			}
+			rank[n] = fmt.Sprintf("%02d%s%s", fi, first, n)
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool { return rank[names[i]] < rank[names[j]] })
+	})
+	return slices.Clone(names)
 }
 
 // Source returns the text of an embedded preset.
