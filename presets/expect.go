@@ -1,9 +1,12 @@
 package presets
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/pimtui/pimtui/sim"
@@ -17,11 +20,14 @@ type Outcome struct {
 	Measured float64
 	Within   bool // |Measured/Ratio − 1| ≤ Tolerance
 	Points   int
+	Skipped  int // grid points left out because a system ran out of memory
 }
 
 type gridPoint struct {
 	preset, model, dataset       string
 	tp, pp, batch, steps, warmup int
+	metric                       string
+	requests                     int // requests per run (0: batch × 20)
 }
 
 // Evaluate measures every expectation a preset declares. Runs are shared between
@@ -39,8 +45,10 @@ func Evaluate(name string) ([]Outcome, error) {
 			points = append(points, p)
 		}
 	}
+	// A grid without tp or pp leaves each preset (the tested one and its baselines) at its
+	// own split: 0 below means "as the preset file says".
 	split := func(e Expect, i int) (int, int) {
-		tp, pp := f.Model.TP, f.Model.PP
+		tp, pp := 0, 0
 		if i < len(e.Grid.TP) {
 			tp = e.Grid.TP[i]
 		}
@@ -52,10 +60,12 @@ func Evaluate(name string) ([]Outcome, error) {
 	for _, e := range f.Expect {
 		for i, m := range e.Grid.Model {
 			tp, pp := split(e, i)
-			for _, d := range e.Grid.Dataset {
-				for _, b := range e.Grid.Batch {
-					add(gridPoint{name, m, d, tp, pp, b, e.Steps, e.Warmup})
-					add(gridPoint{e.Versus, m, d, tp, pp, b, e.Steps, e.Warmup})
+			for _, d := range datasetsOf(e, i) {
+				for _, b := range batchesOf(e, i) {
+					add(gridPoint{name, m, d, tp, pp, b, e.Steps, e.Warmup, e.Metric, e.Requests})
+					for _, v := range baselines(e) {
+						add(gridPoint{v, m, d, tp, pp, b, e.Steps, e.Warmup, e.Metric, e.Requests})
+					}
 				}
 			}
 		}
@@ -85,21 +95,90 @@ func Evaluate(name string) ([]Outcome, error) {
 		var sum float64
 		for i, m := range e.Grid.Model {
 			tp, pp := split(e, i)
-			for _, d := range e.Grid.Dataset {
-				for _, b := range e.Grid.Batch {
-					a := values[index[gridPoint{name, m, d, tp, pp, b, e.Steps, e.Warmup}]]
-					v := values[index[gridPoint{e.Versus, m, d, tp, pp, b, e.Steps, e.Warmup}]]
-					sum += a / v
+			for _, d := range datasetsOf(e, i) {
+				for _, b := range batchesOf(e, i) {
+					a := values[index[gridPoint{name, m, d, tp, pp, b, e.Steps, e.Warmup, e.Metric, e.Requests}]]
+					v := 0.0
+					if e.Versus == "" {
+						v = 1 // absolute: the metric itself
+					}
+					for _, bl := range baselines(e) {
+						v = max(v, values[index[gridPoint{bl, m, d, tp, pp, b, e.Steps, e.Warmup, e.Metric, e.Requests}]])
+					}
+					if math.IsNaN(a) || math.IsNaN(v) {
+						// a system that runs out of memory at this point has no ratio (the
+						// paper's figures leave such a bar out)
+						o.Skipped++
+						continue
+					}
+					if e.Mean == "max" {
+						if o.Points == 0 || a/v > sum {
+							sum = a / v
+						}
+						o.Points++
+						continue
+					}
+					if e.Mean == "geometric" {
+						sum += math.Log(a / v)
+					} else {
+						sum += a / v
+					}
 					o.Points++
 				}
 			}
 		}
-		o.Measured = sum / float64(o.Points)
-		dev := o.Measured/e.Ratio - 1
+		o.Measured = sum / float64(max(1, o.Points))
+		if e.Mean == "max" {
+			o.Measured = sum
+		}
+		if e.Mean == "geometric" {
+			o.Measured = math.Exp(o.Measured)
+		}
+		dev := o.Measured/e.Target() - 1
 		o.Within = dev <= e.Tolerance && dev >= -e.Tolerance
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// datasetsOf and batchesOf are the datasets and batches model i of e's grid runs.
+func datasetsOf(e Expect, i int) []string {
+	if i < len(e.Grid.ModelDataset) {
+		return e.Grid.ModelDataset[i]
+	}
+	return e.Grid.Dataset
+}
+
+func batchesOf(e Expect, i int) []int {
+	if i >= len(e.Grid.ModelMaxBatch) {
+		return e.Grid.Batch
+	}
+	var out []int
+	for _, b := range e.Grid.Batch {
+		b = min(b, e.Grid.ModelMaxBatch[i])
+		if !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// baselines are the presets e compares against: versus and best_of (none for an absolute
+// expectation).
+func baselines(e Expect) []string {
+	if e.Versus == "" {
+		return nil
+	}
+	return append([]string{e.Versus}, e.BestOf...)
+}
+
+// Target is the paper's figure an expectation is checked against: the ratio, or the
+// value of an absolute expectation.
+func (e Expect) Target() float64 {
+	if e.Versus == "" {
+		return e.Value
+	}
+	return e.Ratio
 }
 
 // measure runs one grid point: a closed batch warmed up to a mix of lengths, then
@@ -111,13 +190,19 @@ func measure(p gridPoint) (float64, error) {
 	}
 	for _, kv := range []string{
 		"model.name=" + p.model, "workload.dataset=" + p.dataset,
-		fmt.Sprintf("model.tp=%d", p.tp), fmt.Sprintf("model.pp=%d", p.pp),
-		fmt.Sprintf("workload.batch=%d", p.batch), fmt.Sprintf("workload.requests=%d", p.batch*20),
+		fmt.Sprintf("workload.batch=%d", p.batch), fmt.Sprintf("workload.requests=%d", cmp.Or(p.requests, p.batch*20)),
 		fmt.Sprintf("workload.steps=%d", p.steps+p.warmup), fmt.Sprintf("workload.warmup=%d", p.warmup),
 		"workload.arrival=closed",
 	} {
 		if err := f.Set(kv); err != nil {
 			return 0, fmt.Errorf("%s: %w", p.preset, err)
+		}
+	}
+	for key, v := range map[string]int{"model.tp": p.tp, "model.pp": p.pp} {
+		if v > 0 {
+			if err := f.Set(fmt.Sprintf("%s=%d", key, v)); err != nil {
+				return 0, fmt.Errorf("%s: %w", p.preset, err)
+			}
 		}
 	}
 	cfg, err := Build(f, nil)
@@ -132,6 +217,10 @@ func measure(p gridPoint) (float64, error) {
 		cfg.Workload.MaxBatch = be.Max
 		e, err = sim.New(cfg)
 	}
+	var oom *sim.OutOfMemoryError
+	if errors.As(err, &oom) {
+		return math.NaN(), nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}
@@ -142,6 +231,9 @@ func measure(p gridPoint) (float64, error) {
 			}
 			return 0, err
 		}
+	}
+	if p.metric == "mean_batch" {
+		return e.Result().MeanBatch, nil
 	}
 	return e.Result().ThroughputTokS, nil
 }

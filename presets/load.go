@@ -182,11 +182,19 @@ func Parse(filename string, data []byte) (*File, error) {
 		}
 	}
 	for i, e := range f.Expect {
-		if e.Versus == "" || e.Ratio <= 0 || len(e.Grid.Model) == 0 || len(e.Grid.Dataset) == 0 || len(e.Grid.Batch) == 0 {
+		g := e.Grid
+		if (e.Versus == "" && (e.Value <= 0 || len(e.BestOf) > 0)) || (e.Versus != "" && e.Ratio <= 0) || len(g.Model) == 0 || (len(g.Dataset) == 0 && len(g.ModelDataset) == 0) || len(g.Batch) == 0 {
 			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q) needs versus, ratio > 0 and a grid of model, dataset and batch", i+1, e.ID))
 		}
-		if (len(e.Grid.TP) > 0 && len(e.Grid.TP) != len(e.Grid.Model)) || (len(e.Grid.PP) > 0 && len(e.Grid.PP) != len(e.Grid.Model)) {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): grid tp and pp need one value per model", i+1, e.ID))
+		perModel := func(n int) bool { return n > 0 && n != len(g.Model) }
+		if perModel(len(g.TP)) || perModel(len(g.PP)) || perModel(len(g.ModelMaxBatch)) || perModel(len(g.ModelDataset)) {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): grid tp, pp, model_max_batch and model_dataset need one entry per model", i+1, e.ID))
+		}
+		if e.Mean != "" && e.Mean != "arithmetic" && e.Mean != "geometric" && e.Mean != "max" {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): mean %q is not arithmetic, geometric or max", i+1, e.ID, e.Mean))
+		}
+		if e.Metric != "" && e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s or mean_batch", i+1, e.ID, e.Metric))
 		}
 	}
 	if err := checkNames(&f); err != nil {

@@ -9,19 +9,31 @@ package presets
 // messages use; a section's systems tag names the systems that need it, every key
 // included. Units are in the key names.
 type File struct {
-	Name        string    `toml:"name" doc:"preset name"`
-	Description string    `toml:"description" doc:"one-line description"`
-	Family      string    `toml:"family" doc:"preset family (the paper)"`
-	System      string    `toml:"system" doc:"planner: neupims (NPU + HBM-PIM family), gpu (GPU-only serving), …"`
-	Paper       string    `toml:"paper" doc:"the paper the preset follows"`
-	Model       ModelSec  `toml:"model"`
-	Workload    WorkSec   `toml:"workload"`
-	NPU         *NPUSec   `toml:"npu" systems:"neupims"`
-	Memory      *MemSec   `toml:"memory" systems:"neupims"`
-	PIM         *PIMSec   `toml:"pim" systems:"neupims"`
-	Scheduler   *SchedSec `toml:"scheduler" systems:"neupims"`
-	GPU         *GPUSec   `toml:"gpu" systems:"gpu"`
-	Expect      []Expect  `toml:"expect"`
+	Name        string       `toml:"name" doc:"preset name"`
+	Description string       `toml:"description" doc:"one-line description"`
+	Family      string       `toml:"family" doc:"preset family (the paper)"`
+	System      string       `toml:"system" doc:"planner: neupims (NPU + HBM-PIM family), gpu (GPU-only serving), …"`
+	Paper       string       `toml:"paper" doc:"the paper the preset follows"`
+	Model       ModelSec     `toml:"model"`
+	Workload    WorkSec      `toml:"workload"`
+	NPU         *NPUSec      `toml:"npu" systems:"neupims"`
+	Memory      *MemSec      `toml:"memory" systems:"neupims"`
+	PIM         *PIMSec      `toml:"pim" systems:"neupims"`
+	Scheduler   *SchedSec    `toml:"scheduler" systems:"neupims"`
+	GPU         *GPUSec      `toml:"gpu" systems:"gpu"`
+	HB          *HBSec       `toml:"hb" systems:"helios"`
+	NMP         *NMPSec      `toml:"nmp" systems:"gpu-nmp"`
+	Cluster     *ClusterSec  `toml:"cluster" systems:"helios,gpu-nmp"`
+	KVCache     *KVCacheSec  `toml:"kvcache" systems:"helios,gpu-nmp"`
+	LoLPIM      *LoLPIMSec   `toml:"lolpim" systems:"lolpim"`
+	AiM         *AiMSec      `toml:"aim" systems:"lolpim"`
+	L3          *L3Sec       `toml:"l3" systems:"l3"`
+	Platform    *PlatformSec `toml:"platform" systems:"hermes,offload"`
+	NDP         *NDPSec      `toml:"ndp" systems:"hermes"`
+	Sparsity    *SparsitySec `toml:"sparsity" systems:"hermes,offload"`
+	Hermes      *HermesSec   `toml:"hermes" systems:"hermes"`
+	Offload     *OffloadSec  `toml:"offload" systems:"offload"`
+	Expect      []Expect     `toml:"expect"`
 }
 
 // ModelSec picks a catalogue model and how it is split over devices.
@@ -119,9 +131,10 @@ type Expect struct {
 	ID        string  `toml:"id" doc:"short name of the experiment"`
 	Claim     string  `toml:"claim" doc:"what the paper states"`
 	Source    string  `toml:"source" doc:"where the paper states it"`
-	Metric    string  `toml:"metric" enum:"throughput_tok_s" doc:"the compared metric"`
+	Metric    string  `toml:"metric" enum:"throughput_tok_s,mean_batch" doc:"the compared metric"`
 	Versus    string  `toml:"versus" doc:"baseline preset"`
 	Ratio     float64 `toml:"ratio" min:"0" max:"1e6" doc:"the paper's ratio"`
+	Value     float64 `toml:"value" min:"0" max:"1e12" doc:"without versus: the paper's absolute value of the metric, averaged over the grid"`
 	Tolerance float64 `toml:"tolerance" min:"0" max:"10" doc:"relative tolerance on the ratio"`
 	Steps     int     `toml:"steps" min:"1" max:"100000" doc:"iterations per run, after warm-up"`
 	Warmup    int     `toml:"warmup" min:"0" max:"100000" doc:"warm-up iterations per run"`
@@ -131,13 +144,24 @@ type Expect struct {
 	// declaration stays true either way.
 	Reproduced bool   `toml:"reproduced" doc:"whether pimtui reaches the ratio within the tolerance"`
 	Gap        string `toml:"gap" doc:"why the ratio is not reached, where it is not"`
+	// BestOf names further baseline presets: at each grid point the ratio is taken over
+	// the best (highest metric) of versus and these, as "speedup over the best baseline".
+	BestOf []string `toml:"best_of" doc:"further baselines; each grid point compares against the best of versus and these"`
+	Mean   string   `toml:"mean" doc:"how the ratios over the grid average: arithmetic (default) or geometric; max for an \"up to\" claim"`
+	// Requests is how many requests each run admits (0: batch × 20), for papers that fix it.
+	Requests int `toml:"requests" doc:"requests per run (0: batch × 20)"`
 }
 
 // Grid is the cross product of conditions an expectation averages over.
 type Grid struct {
 	Model   []string `toml:"model" doc:"models"`
-	TP      []int    `toml:"tp" doc:"tensor parallelism of each model (same order; default: the preset's)"`
-	PP      []int    `toml:"pp" doc:"pipeline parallelism of each model (same order; default: the preset's)"`
+	TP      []int    `toml:"tp" doc:"tensor parallelism of each model (same order; default: each preset keeps its own)"`
+	PP      []int    `toml:"pp" doc:"pipeline parallelism of each model (same order; default: each preset keeps its own)"`
 	Dataset []string `toml:"dataset" doc:"datasets"`
 	Batch   []int    `toml:"batch" doc:"batch sizes"`
+	// ModelMaxBatch caps each model's batches (same order as model), and ModelDataset gives
+	// each model its own datasets (replacing dataset), where a paper runs models at
+	// different batch and context limits.
+	ModelMaxBatch []int      `toml:"model_max_batch" doc:"largest batch of each model (same order): larger batches of the grid run at it"`
+	ModelDataset  [][]string `toml:"model_dataset" doc:"datasets of each model (same order; replaces dataset)"`
 }

@@ -42,6 +42,10 @@ type Config struct {
 	PIM       PIM
 	Scheduler Scheduler
 	GPU       GPU
+	HeLioS    HeLioSConfig // HeLioS family: HB-Device, its A100-hosted baselines, cluster and KV policy
+	Hermes    HermesConfig // Hermes family: consumer GPU + NDP-DIMMs, hot/cold neurons, offloading baselines
+	LoLPIM    LoLPIMConfig // LoL-PIM family: multi-node AiM PIM, TP/PP, ITPP, DPA, ping-pong, GPU+PIM
+	L3        L3Config     // L3 family: GPUs + DIMM-PIM host memory, ranksets, sub-batch interleaving, and its baselines
 
 	// HistoryCap is how many past snapshots the engine keeps for stepping back (0: none).
 	HistoryCap int

@@ -29,6 +29,30 @@ type system interface {
 	pool() *kvPool
 }
 
+// readier is implemented by a system whose prompts run on a separate prefill instance
+// (disaggregated serving): a queued request may join the decode batch only once its KV
+// cache has arrived. arrive is called once when a request enters the queue and sets its
+// ready time; a system that preempts a request sets a new one in release.
+type readier interface {
+	arrive(r *Request)
+	tick(now Time) // the time the iteration about to be planned starts
+}
+
+// chunker is implemented by a system that runs prompts in chunks over several iterations
+// (L3's adaptive chunking, §5.3): after plan, prefillDone reports whether a request's
+// whole prompt has run; one that has not stays Prefilling, heads the next iteration's
+// prefill list and produces no token yet.
+type chunker interface {
+	prefillDone(r *Request) bool
+}
+
+// batchCapper is implemented by a system whose batch is set by its memory (admission while
+// the KV fits, L3 §5.3): workload.batch is then only a cap, and a cap above what the memory
+// holds is not an error.
+type batchCapper interface {
+	batchIsCap() bool
+}
+
 // systems maps each system name to its planner's constructor; each planner's file
 // registers itself.
 var systems = map[string]func(*Config) (system, error){}
@@ -74,7 +98,8 @@ type Engine struct {
 type runStats struct {
 	iters, tokens, batchSum int
 	time                    Time
-	iter, tbt, ttft         hist
+	iter, tbt, ttft, e2e    hist
+	queuePeak               int
 	util, bubble            map[string]float64 // time-weighted sums
 	imbalance               float64
 	imbalanceN              int
@@ -109,8 +134,10 @@ func New(cfg Config) (*Engine, error) {
 	if w.Requests < 1 {
 		return nil, fmt.Errorf("requests must be at least 1, got %d", w.Requests)
 	}
-	if err := checkBatchFits(sys.pool(), cfg); err != nil {
-		return nil, err
+	if bc, ok := sys.(batchCapper); !ok || !bc.batchIsCap() {
+		if err := checkBatchFits(sys.pool(), cfg); err != nil {
+			return nil, err
+		}
 	}
 	seed := w.Seed
 	e := &Engine{
@@ -253,9 +280,35 @@ func (e *Engine) refill() {
 		if w.Arrival == ArrivalClosed && w.Trace == nil && len(e.queue) >= w.MaxBatch {
 			return
 		}
+		if rd, ok := e.sys.(readier); ok {
+			rd.arrive(e.nextReq)
+		}
 		e.queue = append(e.queue, e.nextReq)
 		e.nextReq = nil
 	}
+}
+
+// readyCands picks up to free queued requests whose KV cache has arrived, in queue order,
+// and returns them with their queue positions. New requests become ready in arrival order
+// (the prefill instance serves them first come, first served), so the scan stops at the
+// first new request that is not ready; preempted requests at the head are skipped over.
+func (e *Engine) readyCands(free int) ([]*Request, []int) {
+	var cands []*Request
+	var at []int
+	for i, r := range e.queue {
+		if len(cands) == free {
+			break
+		}
+		if r.ready > e.now {
+			if r.Generated == 0 {
+				break
+			}
+			continue
+		}
+		cands = append(cands, r)
+		at = append(at, i)
+	}
+	return cands, at
 }
 
 func (e *Engine) iterate() (*Snapshot, error) {
@@ -265,14 +318,46 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		e.now = e.nextReq.Arrival
 		e.refill()
 	}
-	// Admission at the iteration boundary (Orca iteration-level scheduling).
+	_, disagg := e.sys.(readier)
+	if disagg && len(e.running) == 0 && len(e.queue) > 0 {
+		// Nothing decodes: wait for the first prompt's KV cache to arrive.
+		first := e.queue[0].ready
+		for _, r := range e.queue {
+			first = min(first, r.ready)
+		}
+		if first > e.now {
+			e.now = first
+			e.refill()
+		}
+	}
+	// Admission at the iteration boundary (Orca iteration-level scheduling). Prompts a
+	// chunking system has not finished come first.
 	var prefill []*Request
+	for _, r := range e.running {
+		if r.Status == Prefilling {
+			prefill = append(prefill, r)
+		}
+	}
 	if free := w.MaxBatch - len(e.running); free > 0 && len(e.queue) > 0 {
-		cands := e.queue[:min(free, len(e.queue))]
+		var cands []*Request
+		var at []int // queue position of each candidate; nil: the first len(cands)
+		if disagg {
+			cands, at = e.readyCands(free)
+		} else {
+			cands = e.queue[:min(free, len(e.queue))]
+		}
 		placed := e.sys.admit(cands, e.running)
+		admitted := func(i int) bool { return i < len(cands) && placed[i] }
+		if at != nil {
+			pos := make(map[int]bool, len(at))
+			for j, i := range at {
+				pos[i] = placed[j]
+			}
+			admitted = func(i int) bool { return pos[i] }
+		}
 		kept := e.queue[:0]
 		for i, r := range e.queue {
-			if i < len(cands) && placed[i] {
+			if admitted(i) {
 				r.Admitted = e.now
 				if w.Prefill == PrefillRun {
 					r.Status = Prefilling
@@ -289,6 +374,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		clear(e.queue[len(kept):])
 		e.queue = kept
 	}
+	e.stats.queuePeak = max(e.stats.queuePeak, len(e.queue))
 	if len(e.running) == 0 {
 		if len(e.queue) > 0 {
 			r := e.queue[0]
@@ -312,6 +398,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 			e.spare = s
 		}
 	}
+	if rd, ok := e.sys.(readier); ok {
+		rd.tick(e.now)
+	}
 	marks := e.sys.plan(s, decode, prefill)
 	iterT := s.Finish()
 	e.spanHint = len(s.Spans)
@@ -323,7 +412,11 @@ func (e *Engine) iterate() (*Snapshot, error) {
 
 	measured := e.step > w.Warmup
 	tokens := 0
+	ch, chunked := e.sys.(chunker)
 	for _, r := range prefill {
+		if chunked && !ch.prefillDone(r) {
+			continue
+		}
 		r.prefilled = true
 		r.Status = Running
 		r.Generated++
@@ -355,6 +448,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		if r.Generated >= r.OutputLen {
 			r.Status = Done
 			r.Finished = e.now
+			if measured {
+				e.stats.e2e.add(r.Finished-r.Arrival, 1)
+			}
 			e.sys.release(r)
 			e.done++
 			e.recent = append(e.recent, r.row())

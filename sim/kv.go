@@ -13,6 +13,10 @@ type kvPool struct {
 	used     []int
 	reserved []int
 	full     bool // reserve policy
+	// reserveLen, under the reserve policy, is the length every request reserves (a static
+	// maximum context, as fixed-function PIM pre-allocates it); 0: each request's own full
+	// length.
+	reserveLen int
 	// blocks returns the K and V blocks a sequence of n tokens occupies.
 	blocks func(n int) (k, v int)
 }
@@ -31,13 +35,19 @@ func (p *kvPool) need(r *Request) int {
 	n := r.SeqLen()
 	if p.full {
 		n = r.InputLen + r.OutputLen
+		if p.reserveLen > 0 {
+			n = p.reserveLen
+		}
 	}
 	k, v := p.blocks(n)
 	return k + v
 }
 
-// longest is the blocks a request of n tokens ends up holding.
+// longest is the blocks a request of n tokens ends up holding (at least its reservation).
 func (p *kvPool) longest(n int) int {
+	if p.full && p.reserveLen > 0 {
+		n = max(n, p.reserveLen)
+	}
 	k, v := p.blocks(n)
 	return k + v
 }

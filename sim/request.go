@@ -33,6 +33,7 @@ type Request struct {
 	kBlocks, vBlocks int // KV blocks held
 	reserved         int // blocks reserved for the request's full length
 	prefilled        bool
+	ready            Time // when its KV cache can join the decode batch (disaggregated prefill)
 }
 
 // SeqLen is the number of tokens in the request's KV cache.

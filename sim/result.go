@@ -21,6 +21,8 @@ type Result struct {
 	IterationMS       Dist3              `json:"iteration_ms"`
 	TBTMS             Dist2              `json:"tbt_ms"`
 	TTFTMS            Dist2              `json:"ttft_ms"`
+	E2EMS             Dist2              `json:"e2e_ms"`
+	QueuePeak         int                `json:"queue_peak"`
 	Utilization       map[string]float64 `json:"utilization"`
 	BubbleFraction    map[string]float64 `json:"bubble_fraction"`
 	KV                KVSummary          `json:"kv"`
@@ -59,6 +61,8 @@ func (e *Engine) Result() Result {
 		IterationMS: Dist3{Mean: st.iter.mean().Milliseconds(), P50: st.iter.quantile(0.5).Milliseconds(), P99: st.iter.quantile(0.99).Milliseconds()},
 		TBTMS:       Dist2{P50: st.tbt.quantile(0.5).Milliseconds(), P99: st.tbt.quantile(0.99).Milliseconds()},
 		TTFTMS:      Dist2{P50: st.ttft.quantile(0.5).Milliseconds(), P99: st.ttft.quantile(0.99).Milliseconds()},
+		E2EMS:       Dist2{P50: st.e2e.quantile(0.5).Milliseconds(), P99: st.e2e.quantile(0.99).Milliseconds()},
+		QueuePeak:   st.queuePeak,
 		Utilization: map[string]float64{}, BubbleFraction: map[string]float64{},
 		KV: KVSummary{PeakBlocksUsed: st.kvPeakUsed, PeakFragmentation: st.kvPeakFrag, PeakUtilization: st.kvPeakUtil},
 	}

@@ -163,3 +163,22 @@ func (s *Schedule) Busy() []Time {
 	}
 	return b
 }
+
+// AddAt places op on its lane at a fixed start (or when the lane is next free, if later),
+// outside the dependency and barrier order: for work that runs on its own clock beside the
+// iteration, such as a disaggregated prefill instance. It neither moves the stage barrier
+// nor lengthens the iteration; an idle gap before it is a no-work bubble.
+func (s *Schedule) AddAt(op Op, start Time) int {
+	start = max(start, s.laneFree[op.Lane])
+	if gap := start - s.laneFree[op.Lane]; gap > 0 {
+		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: CauseNoWork, Waited: -1})
+	}
+	idx := len(s.Spans)
+	s.Spans = append(s.Spans, Span{Op: op, Start: start})
+	s.laneFree[op.Lane] = start + op.Dur
+	s.laneLast[op.Lane] = idx
+	return idx
+}
+
+// Makespan is the end of the last op placed so far (AddAt ops excluded).
+func (s *Schedule) Makespan() Time { return s.makespan }
