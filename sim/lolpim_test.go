@@ -1,0 +1,440 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// lpQwen7B is Qwen1.5-7B as LoL-PIM's Table 1 and the public config give it.
+var lpQwen7B = Model{Name: "qwen1.5-7b", Display: "Qwen1.5-7B", Layers: 32, DModel: 4096, Heads: 32, KVHeads: 32, HeadDim: 128, FFN: "swiglu", DFFN: 11008, Vocab: 151936}
+
+var lpQwen72B = Model{Name: "qwen1.5-72b", Display: "Qwen1.5-72B", Layers: 80, DModel: 8192, Heads: 64, KVHeads: 64, HeadDim: 128, FFN: "swiglu", DFFN: 24576, Vocab: 152064}
+
+// lpMusique is LongBench Musique (LoL-PIM Table 2) with 256 output tokens.
+var lpMusique = Dataset{Name: "musique", InMean: 16362, InStd: 1651, InMin: 6820, InMax: 17917, OutMean: 256, OutMin: 256, OutMax: 256, MaxSeqLen: 32768}
+
+// lpConfig is the lolpim preset: 16 nodes of 8 AiM modules (Table 5), ITPP, DPA, ping-pong.
+func lpConfig() Config {
+	return Config{
+		System: SystemLoLPIM, Model: lpQwen7B, TP: 1, PP: 1, Precision: 2,
+		Workload: Workload{Dataset: lpMusique, Requests: 240, MaxBatch: 120, Arrival: ArrivalClosed, Prefill: PrefillSkip, KVPolicy: KVPaged, Seed: 1},
+		LoLPIM: LoLPIMConfig{
+			Nodes: 16, ModulesPerNode: 8, Channels: 16, BanksPerChannel: 16, RowsPerBank: 16384, RowBytes: 2048,
+			ClockGHz: 1, MACElems: 16, GBBytes: 2048, OutRegs: 2, ChannelGBps: 32, RdOutNs: 8, EPUElemsPerNs: 32,
+			InterfaceGBps: 64, InterNodeGBps: 10, HostSyncUs: 5,
+			Partitioning: PartitionITPP, Memory: MemoryDynamic, StaticMaxCtx: 32768, ChunkRows: 2, PingPong: true,
+		},
+	}
+}
+
+func lpNew(t *testing.T, c Config) *lolpim {
+	t.Helper()
+	p, err := newLoLPIM(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func lpNear(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// The TP × PP split: ITPP keeps a TP group in a node and pipelines across nodes; the
+// head-first baseline is tensor-parallel only; one degree is derived from the other.
+func TestLoLPIMSplit(t *testing.T) {
+	c := lpConfig()
+	p := lpNew(t, c)
+	if p.tp != 8 || p.pp != 16 || p.hq != 4 || p.stLayers[0] != 2 || p.first[15] != 30 {
+		t.Fatalf("ITPP on 16 nodes: tp %d pp %d heads %d layers %v", p.tp, p.pp, p.hq, p.stLayers)
+	}
+	c.LoLPIM.Partitioning = PartitionHFA
+	p = lpNew(t, c)
+	// 128 modules over 32 heads: each head's requests shared by 4 modules (by slot).
+	if p.tp != 128 || p.pp != 1 || p.grp != 4 || p.hq != 1 {
+		t.Fatalf("HFA: tp %d pp %d grp %d hq %d", p.tp, p.pp, p.grp, p.hq)
+	}
+	c = lpConfig()
+	c.LoLPIM.TP = 32
+	p = lpNew(t, c)
+	if p.tp != 32 || p.pp != 4 {
+		t.Fatalf("tp=32: pp %d", p.pp)
+	}
+	// 80 layers over 3 stages: 27, 27, 26.
+	c = lpConfig()
+	c.Model = lpQwen72B
+	c.LoLPIM.Nodes, c.LoLPIM.ModulesPerNode, c.LoLPIM.TP = 3, 8, 8
+	p = lpNew(t, c)
+	if p.pp != 3 || p.stLayers[0] != 27 || p.stLayers[2] != 26 || p.first[2] != 54 {
+		t.Fatalf("72B over 3 stages: %v %v", p.stLayers, p.first)
+	}
+}
+
+// Capacity (Table 5: 8 GiB modules of 16 × 16 banks × 16384 rows × 2 KB). Qwen1.5-7B holds
+// 7,720,665,088 parameters (32 × 202,375,168 per layer + 2 × 151,936 × 4,096 for the
+// untied embedding and LM head); at 2 B over 128 modules that is 120,635,392 B = 230.1 →
+// 231 row-indices of 512 KiB, leaving (16384 − 231) / 2 = 8076 chunks of 1 MiB.
+func TestLoLPIMCapacity(t *testing.T) {
+	p := lpNew(t, lpConfig())
+	if got := lpParams(lpQwen7B); got != 7_720_665_088 {
+		t.Fatalf("params %v", got)
+	}
+	if p.weightRows != 231 || p.chunkCap != 8076 {
+		t.Fatalf("weight rows %d, chunks %d", p.weightRows, p.chunkCap)
+	}
+	// Per module and stage (2 layers × 4 heads × 128 = 1024 elements per token): keys take
+	// one row-index per 256 tokens, values 4 per 1024 tokens. T_cur = 300 needs LB = 2 key
+	// rows (1 chunk) and 4 value rows (2 chunks), as the paper's DPA example (LB = 2).
+	if k, v := p.chunks(300); k != 1 || v != 2 {
+		t.Fatalf("chunks(300) = %d, %d", k, v)
+	}
+	// A 32K static reservation: 128 + 128 rows = 128 chunks, so 8076 / 128 = 63 requests
+	// fit, the static batch at 1024 GB.
+	if k, v := p.chunks(32768); k != 64 || v != 64 || p.chunkCap/(k+v) != 63 {
+		t.Fatalf("chunks(32768) = %d, %d", k, v)
+	}
+}
+
+// The command-stream costs of §4's mapping, with t_GBfill = 2 KB / 32 GB/s = 64 ns and
+// t_RDOUT = 8 ns.
+func TestLoLPIMCommandCosts(t *testing.T) {
+	p := lpNew(t, lpConfig())
+	if p.tFill != 64 || p.tRd != 8 {
+		t.Fatalf("fill %v rd %v", p.tFill, p.tRd)
+	}
+	// QKV of Qwen1.5-7B at TP 8: M = 3 × 4096 / 8 = 1536 rows over 256 PUs = 6 each, K = 4096:
+	// 6 × 256 = 1536 MAC cycles; ⌈6/2⌉ × 4 = 12 GB fills (768 ns); 6 RD-OUTs (48 ns).
+	c := p.fc[0]
+	if !lpNear(c.mac, 1536) || !lpNear(c.dt, 816) || !lpNear(c.pro, 72) || !lpNear(c.bytes, 12*16*2048+6*256*2) {
+		t.Fatalf("QKV %+v", c)
+	}
+	// FFN2: M = 4096 (16 rows a PU), K = 11008 / 8 = 1376: 16 × 86 MAC cycles; 8 × 2 fills;
+	// 16 reads.
+	if c := p.fc[3]; !lpNear(c.mac, 1376) || !lpNear(c.dt, 16*64+16*8) {
+		t.Fatalf("FFN2 %+v", c)
+	}
+	// QKᵀ of one 16K-token head under ITPP: 64 tokens a PU × 8 MACs = 512 cycles; one fill
+	// (the query) and 64 reads: 576 ns of transfer, 53 % of the serial 1088 ns; ③ overlaps
+	// them: max(512, 576) + 72 = 648 ns, 40 % less (Fig. 7a reports −40 %).
+	q := p.qktITPP(16384, 1)
+	if !lpNear(q.mac, 512) || !lpNear(q.dt, 576) || !lpNear(q.dur(false), 1088) || !lpNear(q.dur(true), 648) {
+		t.Fatalf("QKᵀ %+v", q)
+	}
+	// SV of a head pair (128 banks each): 16384 / 16 = 1024 MAC cycles, 16 fills of scores
+	// and one read: 1032 ns; ③: 1104 ns against 2056, 46 % less (Fig. 7a: −44 %).
+	v := p.svITPP(16384, 2)
+	if !lpNear(v.mac, 1024) || !lpNear(v.dt, 1032) || !lpNear(v.dur(true), 1104) || !lpNear(v.dur(false), 2056) {
+		t.Fatalf("SV %+v", v)
+	}
+	// Three heads need two passes.
+	if v3 := p.svITPP(16384, 3); !lpNear(v3.mac, 2048) {
+		t.Fatalf("SV of 3 heads %+v", v3)
+	}
+	// HFA: one (request, head) pair in one channel of 16 banks: QKᵀ scores 1024 tokens a
+	// bank (8192 MAC cycles, 1024 reads); SV gives each bank 8 of the 128 output elements,
+	// 2 at a time (4 passes of 16 score fills).
+	if h := p.qktHFA(16384); !lpNear(h.mac, 8192) || !lpNear(h.dt, 64+1024*8) {
+		t.Fatalf("HFA QKᵀ %+v", h)
+	}
+	if h := p.svHFA(16384); !lpNear(h.mac, 8192) || !lpNear(h.dt, 64*64+8*8) {
+		t.Fatalf("HFA SV %+v", h)
+	}
+}
+
+// TP all-reduce: the node's modules send their partial sums to the host over the 64 GB/s
+// interface, the host multicasts the sum back; across nodes a ring over the 10 GB/s links.
+func TestLoLPIMAllReduce(t *testing.T) {
+	p := lpNew(t, lpConfig())
+	if got := p.allReduce(65536, 0); !lpNear(got, 9*65536/64.0) {
+		t.Fatalf("in a node: %v ns", got)
+	}
+	c := lpConfig()
+	c.LoLPIM.Partitioning = PartitionHFA
+	p = lpNew(t, c)
+	v := 63 * 4096 * 2.0
+	if got := p.allReduce(v, 0); !lpNear(got, 9*v/64+2*15.0/16*v/10) {
+		t.Fatalf("over 16 nodes: %v ns", got)
+	}
+	// Stage hand-offs: in a node over the interface, across nodes over the link, and from
+	// the last stage through the host back to the first.
+	c = lpConfig()
+	c.LoLPIM.TP = 4
+	p = lpNew(t, c)
+	if !lpNear(p.handoff(8192, 0), 8192/64.0) || !lpNear(p.handoff(8192, 1), 8192/10.0) || !lpNear(p.handoff(8192, p.pp-1), 2*8192/64.0) {
+		t.Fatalf("hand-offs %v %v %v", p.handoff(8192, 0), p.handoff(8192, 1), p.handoff(8192, p.pp-1))
+	}
+}
+
+func lpEngine(t *testing.T, c Config) *Engine {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func lpStep(t *testing.T, e *Engine, n int) *Snapshot {
+	t.Helper()
+	var s *Snapshot
+	for range n {
+		x, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = x
+	}
+	return s
+}
+
+// The pipeline period: with M micro-batches over S stages it is max(M, S) visits long, so
+// M < S leaves each stage idle (1 − M/S) of the time (Fig. 5b).
+func TestLoLPIMPipelineBubbles(t *testing.T) {
+	c := lpConfig()
+	c.LoLPIM.Nodes, c.LoLPIM.ModulesPerNode, c.LoLPIM.TP = 1, 8, 2 // 4 stages of 8 layers
+	c.Workload = Workload{Dataset: lpMusique, Requests: 100, MaxBatch: 4, Arrival: ArrivalClosed, Prefill: PrefillSkip, InputLen: 4096, OutputLen: 64, Seed: 1}
+	period := func(mb, batch int) (Time, float64) {
+		c := c
+		c.LoLPIM.MicroBatch = mb
+		c.Workload.MaxBatch = batch
+		e := lpEngine(t, c)
+		s := lpStep(t, e, 2)
+		return s.IterTime, s.Metrics.Bubble["pim"]
+	}
+	one, idle1 := period(1, 1)  // M = 1 < S = 4
+	four, idle4 := period(1, 4) // M = 4 = S: the pipeline is full
+	whole, _ := period(4, 4)    // M = 1 again, four times the work per visit
+	if ratio := float64(four) / float64(one); ratio < 0.95 || ratio > 1.15 {
+		t.Errorf("four micro-batches fill four stages in about the time of one: %v vs %v", four, one)
+	}
+	if ratio := float64(whole) / float64(four); ratio < 3 {
+		t.Errorf("one micro-batch of four leaves three stages idle: %v vs %v", whole, four)
+	}
+	if idle1 < 0.75 || idle4 > idle1-0.5 {
+		t.Errorf("MAC lanes idle %.2f with M = 1, %.2f with M = S", idle1, idle4)
+	}
+	if p := lpNew(t, c); p.microBatch(120) != 30 || p.microBatch(3) != 1 {
+		t.Errorf("automatic micro-batch: %d, %d", p.microBatch(120), p.microBatch(3))
+	}
+}
+
+// Static reservation admits ⌊8076 / 128⌋ = 63 requests, each with a contiguous 128-chunk
+// region mostly reserved but empty; DPA admits by current length and hands out chunks from
+// the free list, non-contiguously, returning them when a request ends.
+func TestLoLPIMMemoryManagement(t *testing.T) {
+	c := lpConfig()
+	c.LoLPIM.Memory = MemoryStatic
+	c.Workload.MaxBatch = 200
+	if _, err := New(c); err == nil {
+		t.Fatal("static memory admitted a batch of 200")
+	} else if be := (*BatchError)(nil); !errors.As(err, &be) || be.Max != 63 {
+		t.Fatalf("static batch limit: %v", err)
+	}
+	c.Workload.MaxBatch = 63
+	s := lpStep(t, lpEngine(t, c), 1)
+	loc := s.KV.Locations[0]
+	if len(loc.Holders) != 63 || loc.Reserved != 63*128 {
+		t.Fatalf("static: %d holders, %d reserved", len(loc.Holders), loc.Reserved)
+	}
+	h := loc.Holders[0]
+	if h.Reserved != 128 || len(h.Pages) != 128 || h.KBlocks+h.VBlocks > 70 {
+		t.Fatalf("static holder %+v", h)
+	}
+	for i := 1; i < len(h.Pages); i++ {
+		if h.Pages[i] != h.Pages[i-1]+1 {
+			t.Fatal("a static reservation is not contiguous")
+		}
+	}
+	// Musique's ~16.4K tokens use 66 of the 128 reserved chunks: about half is waste.
+	if waste := 1 - float64(s.KV.Used)/float64(s.KV.Reserved); waste < 0.45 || waste > 0.55 {
+		t.Errorf("static reservation waste %.2f", waste)
+	}
+
+	c = lpConfig()
+	c.Workload.MaxBatch = 120
+	e := lpEngine(t, c)
+	s = lpStep(t, e, 1)
+	loc = s.KV.Locations[0]
+	if len(loc.Holders) < 110 || loc.Reserved != loc.Used {
+		t.Fatalf("dynamic: %d holders, %d reserved, %d used", len(loc.Holders), loc.Reserved, loc.Used)
+	}
+	seen := map[int32]bool{}
+	for _, h := range loc.Holders {
+		if len(h.Pages) != h.KBlocks+h.VBlocks {
+			t.Fatalf("Va2Pa of request %d has %d entries for %d chunks", h.Request, len(h.Pages), h.KBlocks+h.VBlocks)
+		}
+		for _, pg := range h.Pages {
+			if seen[pg] {
+				t.Fatalf("chunk %d given twice", pg)
+			}
+			seen[pg] = true
+		}
+	}
+	// Every request ends together after 256 tokens; the next batch reuses the freed
+	// chunks, and requests grown one chunk at a time interleave theirs (2 nodes, to be quick).
+	c.LoLPIM.Nodes, c.Workload.MaxBatch = 2, 12
+	e = lpEngine(t, c)
+	p := e.sys.(*lolpim)
+	s = lpStep(t, e, 257)
+	if s.Done < 12 {
+		t.Fatalf("%d done", s.Done)
+	}
+	if len(p.free)+p.kv.used[0] != p.chunkCap {
+		t.Fatalf("free list %d + used %d ≠ %d chunks", len(p.free), p.kv.used[0], p.chunkCap)
+	}
+	gaps := 0
+	for _, h := range s.KV.Locations[0].Holders {
+		for i := 1; i < len(h.Pages); i++ {
+			if h.Pages[i] != h.Pages[i-1]+1 && h.Pages[i] != h.Pages[i-1]-1 {
+				gaps++
+			}
+		}
+	}
+	if gaps == 0 {
+		t.Error("lazily grown requests hold only contiguous chunks")
+	}
+}
+
+// ③ hides transfers under MACs; ① with PP beats head-first TP-only; the utilisation is the
+// paper's: useful FLOPs (2 per weight per token plus 4·n_h·d_h·T per layer for attention)
+// over the banks' peak, 65.536 TFLOPS a node.
+func TestLoLPIMMechanismsAndUtilisation(t *testing.T) {
+	run := func(c Config) *Snapshot { return lpStep(t, lpEngine(t, c), 3) }
+	base := run(lpConfig())
+	c := lpConfig()
+	c.LoLPIM.PingPong = false
+	noPP := run(c)
+	if float64(noPP.IterTime) < 1.3*float64(base.IterTime) {
+		t.Errorf("ping-pong off: %v vs %v", noPP.IterTime, base.IterTime)
+	}
+	c = lpConfig()
+	c.LoLPIM.Partitioning, c.LoLPIM.Memory, c.LoLPIM.PingPong = PartitionHFA, MemoryStatic, false
+	c.Workload.MaxBatch = 63
+	aimx := run(c)
+	perTok := func(s *Snapshot) float64 { return float64(s.IterTime) / float64(s.Batch) }
+	if perTok(aimx) < 3*perTok(base) {
+		t.Errorf("HFA TP-only %v per token vs ITPP %v", perTok(aimx), perTok(base))
+	}
+	if aimx.Metrics.LoadImbalance <= 1 {
+		t.Errorf("HFA load imbalance %.2f", aimx.Metrics.LoadImbalance)
+	}
+
+	e := lpEngine(t, lpConfig())
+	s := lpStep(t, e, 3)
+	m := lpQwen7B
+	fc := 2 * (float64(m.DModel*(m.Heads+2*m.KVHeads)*m.HeadDim) + float64(m.Heads*m.HeadDim*m.DModel) + 3*float64(m.DModel*m.DFFN)) * float64(m.Layers)
+	var fl float64
+	for _, r := range e.running {
+		fl += fc + 4*float64(m.Layers*m.Heads*m.HeadDim)*float64(r.SeqLen()-1)
+	}
+	peak := 16 * 65.536e12
+	want := fl / (peak * s.IterTime.Seconds())
+	if got := s.Metrics.Util["pim"]; math.Abs(got-want) > 1e-6 {
+		t.Fatalf("utilisation %.6f, the paper's formula gives %.6f", got, want)
+	}
+	if want < 0.3 || want > 1 {
+		t.Fatalf("utilisation %.2f", want)
+	}
+}
+
+// The heat map: rows are modules in stage order, columns 256 banks in 16 channels; under
+// ITPP the last row of keys leaves a tail, so bank 0 is at least as busy as bank 255.
+func TestLoLPIMHeatMap(t *testing.T) {
+	s := lpStep(t, lpEngine(t, lpConfig()), 1)
+	g := s.Banks
+	if g.Rows != 128 || g.Cols != 256 || g.ColGroup != 16 || len(g.PIM) != 128*256 || len(g.RowNotes) != 128 {
+		t.Fatalf("grid %d×%d/%d", g.Rows, g.Cols, g.ColGroup)
+	}
+	if g.PIM[0] < g.PIM[255] || g.PIM[0] <= 0 || g.PIM[0] > 1 {
+		t.Fatalf("bank 0 %.3f, bank 255 %.3f", g.PIM[0], g.PIM[255])
+	}
+	if !strings.Contains(g.RowNotes[17], "node 2") || !strings.Contains(g.RowNotes[17], "stage 2") {
+		t.Fatalf("row note %q", g.RowNotes[17])
+	}
+	// HFA with a small micro-batch: 2 requests × 4 heads = 8 pairs in 16 channels.
+	c := lpConfig()
+	c.LoLPIM.Partitioning, c.LoLPIM.Memory, c.LoLPIM.PingPong, c.LoLPIM.TP = PartitionHFA, MemoryStatic, false, 8
+	c.Workload.MaxBatch = 2
+	s = lpStep(t, lpEngine(t, c), 1)
+	idle := 0
+	for ch := range 16 {
+		if s.Banks.PIM[ch*16] < 0.6*s.Banks.PIM[0] {
+			idle++
+		}
+	}
+	if idle < 8 {
+		t.Fatalf("%d of 16 channels nearly idle with 8 (request, head) pairs", idle)
+	}
+}
+
+// The heterogeneous node runs FC on its GPU and attention in 4 PIM modules; the GPU lanes
+// carry FLOPs and the PIM holds only KV.
+func TestLoLPIMHeterogeneous(t *testing.T) {
+	c := lpConfig()
+	c.LoLPIM.ModulesPerNode, c.LoLPIM.XPU = 4, true
+	c.LoLPIM.GPU = GPU{Display: "GPU-GDDR6 half", PeakTFLOPS: 312, BandwidthGBps: 2048, CapacityGB: 34.36, ComputeEfficiency: 1, MemoryEfficiency: 1, LaunchOverheadUs: 5}
+	c.Workload.MaxBatch = 60
+	e := lpEngine(t, c)
+	p := e.sys.(*lolpim)
+	if p.tp != 4 || p.pp != 16 || p.weightRows != 0 || p.chunkCap != 8192 {
+		t.Fatalf("hybrid tp %d pp %d weight rows %d chunks %d", p.tp, p.pp, p.weightRows, p.chunkCap)
+	}
+	s := lpStep(t, e, 2)
+	if s.Metrics.Util["gpu"] <= 0 || s.Metrics.Util["pim"] <= 0 {
+		t.Fatalf("util %v", s.Metrics.Util)
+	}
+	gpuLanes := 0
+	for _, l := range s.Timeline.Lanes {
+		if l.Group == "gpu" {
+			gpuLanes++
+		}
+	}
+	if gpuLanes != 16 {
+		t.Fatalf("%d GPU lanes", gpuLanes)
+	}
+	c.Model = lpQwen72B
+	c.LoLPIM.Nodes = 2
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "weights on each node's GPU") {
+		t.Fatalf("72B on 2 hybrid nodes: %v", err)
+	}
+}
+
+// Impossible configurations say what is wrong and how to fix it.
+func TestLoLPIMBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no nodes", func(c *Config) { c.LoLPIM.Nodes = 0 }, "nodes must be positive"},
+		{"tp × pp", func(c *Config) { c.LoLPIM.TP, c.LoLPIM.PP = 8, 4 }, "tp × lolpim.pp = 8 × 4 = 32, but the system has 128 modules"},
+		{"tp divides", func(c *Config) { c.LoLPIM.TP = 3 }, "lolpim.tp=3 does not divide the 128 modules"},
+		{"itpp heads", func(c *Config) { c.LoLPIM.TP, c.LoLPIM.PP = 64, 2 }, "whole attention heads, but Qwen1.5-7B has 32"},
+		{"pp layers", func(c *Config) { c.LoLPIM.PP = 64; c.LoLPIM.Nodes = 8 }, "pp=64 pipeline stages exceed Qwen1.5-7B's 32 layers"},
+		{"72B in 128 GB", func(c *Config) { c.Model = lpQwen72B; c.LoLPIM.Nodes = 2 }, "Qwen1.5-72B needs 134.6 GiB of weights (72.28B parameters × 2 B) but 2 nodes × 8 modules × 8 GiB hold 128 GiB; use at least 3 nodes"},
+		{"static too short", func(c *Config) { c.LoLPIM.Memory = MemoryStatic; c.LoLPIM.StaticMaxCtx = 8192 }, "requests reach 18173 tokens but static memory reserves lolpim.static_max_ctx=8192"},
+		{"one request too big", func(c *Config) { c.LoLPIM.Nodes = 1; c.Workload.InputLen = 600000; c.Workload.OutputLen = 1 }, "KV chunks on every module but only"},
+		{"model split", func(c *Config) { c.TP = 4 }, "leave model.tp and model.pp at 1"},
+		{"prefill", func(c *Config) { c.Workload.Prefill = PrefillRun }, `set workload.prefill = "skip"`},
+		{"batch", func(c *Config) { c.Workload.MaxBatch = 400 }, "lower the batch to at most 126"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := lpConfig()
+			tc.edit(&c)
+			_, err := New(c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Same configuration, same snapshots.
+func TestLoLPIMDeterministic(t *testing.T) {
+	a := lpStep(t, lpEngine(t, lpConfig()), 5)
+	b := lpStep(t, lpEngine(t, lpConfig()), 5)
+	if a.IterTime != b.IterTime || len(a.Timeline.Spans) != len(b.Timeline.Spans) || a.Metrics.Util["pim"] != b.Metrics.Util["pim"] {
+		t.Fatal("two runs of one configuration differ")
+	}
+}
