@@ -1,0 +1,740 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// heliosModel is LLaMA3-70B as HeLioS Table II gives it.
+func heliosModel() Model {
+	return Model{Name: "llama3-70b", Display: "LLaMA3-70B", Layers: 80, DModel: 8192, Heads: 64, KVHeads: 8, HeadDim: 128,
+		FFN: "swiglu", DFFN: 28672, Vocab: 128256}
+}
+
+// testHeLioS is the helios preset's configuration (HeLioS Sec. VI) at a small scale.
+func testHeLioS() Config {
+	a100 := GPU{Name: "a100-80gb", Display: "A100", PeakTFLOPS: 312, BandwidthGBps: 2039, CapacityGB: 80, MemoryUtilization: 0.9}
+	return Config{
+		System: SystemHeLioS, Model: heliosModel(), TP: 8, PP: 1, Precision: 2,
+		Workload: Workload{
+			Dataset:  Dataset{Name: "mooncake", InMean: 7278.1, InStd: 5639.9, InMin: 894, InMax: 16384, OutMean: 308.3, OutStd: 171.7, OutMin: 1, OutMax: 512, MaxSeqLen: 16384},
+			Requests: 64, MaxBatch: 16, Arrival: ArrivalClosed, Prefill: PrefillSkip, Seed: 1,
+		},
+		HeLioS: HeLioSConfig{
+			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
+				MACsPerPE: 8192, VectorLanes: 512, NoCLinkGBps: 128, NoCHopNs: 3, RowOverheadBytes: 256, Flow: FlowTiled},
+			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
+				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
+			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
+				PrefillGPU: a100, PrefillGPUs: 8, PCIeGBps: 64, NICGbps: 200, NICs: 8},
+			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4},
+		},
+	}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b)) }
+
+// The HB-Device's derived figures (HeLioS Sec. III-B, VI-B): 64 banks of 80 MB and
+// 256 × 0.5 Gb/s pins per PE, 512 FPUs × 16 MACs at 1 GHz.
+func TestHBDeviceFigures(t *testing.T) {
+	h := testHeLioS().HeLioS.HB
+	if h.BanksPerPE() != 64 {
+		t.Errorf("banks per PE %d, want 16 per die × 4 dies = 64", h.BanksPerPE())
+	}
+	if got := h.PEBandwidth(); got != 1024e9 {
+		t.Errorf("PE bandwidth %g, want 64 × 256 × 0.5 Gb/s / 8 = 1,024 GB/s", got)
+	}
+	if got := h.PECapacity(); got != 5.12e9 {
+		t.Errorf("PE capacity %g, want 64 × 80 MB = 5.12 GB", got)
+	}
+	if got := h.PEFLOPS(); got != 16.384e12 {
+		t.Errorf("PE FLOP/s %g, want 2 × 8,192 × 1 GHz = 16.384 T", got)
+	}
+	if got := h.PEFLOPS() * float64(h.MeshPEs()); !near(got, 262.144e12, 1e-12) {
+		t.Errorf("device FLOP/s %g, want 262.1 T", got)
+	}
+	h.Mesh = 8 // total compute and banks fixed
+	if h.BanksPerPE() != 16 || h.PEFLOPS() != 16.384e12/4 || h.PEBandwidth() != 256e9 {
+		t.Errorf("8×8 mesh: %d banks, %g FLOP/s, %g B/s per PE; want 16, 4.096 T, 256 GB/s", h.BanksPerPE(), h.PEFLOPS(), h.PEBandwidth())
+	}
+	h.Mesh, h.Channels = 4, 32
+	if h.PEBandwidth() != 2048e9 {
+		t.Errorf("32 channels: %g B/s per PE, want twice the 16-channel 1,024 GB/s", h.PEBandwidth())
+	}
+}
+
+// D_L1 on the 4×4 mesh is the table of HeLioS Sec. V-A (distance to the nearest central PE).
+func TestDL1Table(t *testing.T) {
+	want := [4][4]int{{2, 1, 1, 2}, {1, 0, 0, 1}, {1, 0, 0, 1}, {2, 1, 1, 2}}
+	k := newHeliosKV(AllocSpatial, 16, 4, 100, 64, 1, 1, 0, 0)
+	for x := range 4 {
+		for y := range 4 {
+			if got := k.dl1[x*4+y]; got != want[x][y] {
+				t.Errorf("D_L1(%d,%d) = %d, want %d", x, y, got, want[x][y])
+			}
+		}
+	}
+	// an odd mesh has one central PE
+	k = newHeliosKV(AllocSpatial, 25, 5, 100, 64, 1, 1, 0, 0)
+	if k.dl1[2*5+2] != 0 || k.dl1[0] != 4 || k.dl1[2*5+3] != 1 {
+		t.Errorf("5×5: D_L1 centre %d corner %d next to centre %d; want 0, 4, 1", k.dl1[12], k.dl1[0], k.dl1[13])
+	}
+}
+
+func req(id, n int) *Request { return &Request{ID: id, InputLen: n, OutputLen: 100} }
+
+func blocksAt(k *heliosKV, id int) map[int]int {
+	out := map[int]int{}
+	for p, n := range k.reqs[id].blocks {
+		if n > 0 {
+			out[p] = int(n)
+		}
+	}
+	return out
+}
+
+// Algorithm 2's worked example on an empty 4×4 device with b = 64.
+func TestAlgorithm2WorkedExample(t *testing.T) {
+	k := newHeliosKV(AllocSpatial, 16, 4, 1000, 64, 1, 1, 0, 0)
+	pe := func(x, y int) int { return x*4 + y }
+	// R0, 200 tokens: 3 full blocks to the corners (0,0), (0,3), (3,0) in index order,
+	// the last block of 8 tokens to the central (1,1).
+	if !k.admit(req(0, 200)) {
+		t.Fatal("R0 not admitted")
+	}
+	want := map[int]int{pe(0, 0): 1, pe(0, 3): 1, pe(3, 0): 1, pe(1, 1): 1}
+	if got := blocksAt(k, 0); !mapsEqual(got, want) {
+		t.Fatalf("R0 blocks %v, want %v", got, want)
+	}
+	if k.tsum[pe(1, 1)] != 8 || k.reqs[0].last != pe(1, 1) || k.nlast[pe(1, 1)] != 1 {
+		t.Fatalf("R0 last block: T_sum(1,1) %d, last %d, N_last %d", k.tsum[pe(1, 1)], k.reqs[0].last, k.nlast[pe(1, 1)])
+	}
+	// R1, 100 tokens: the full block to the last corner (3,3); the last block of 36 to
+	// (2,1): the untouched centrals are (1,2), (2,1), (2,2), and (1,2) shares R0's X tree.
+	k.admit(req(1, 100))
+	want = map[int]int{pe(3, 3): 1, pe(2, 1): 1}
+	if got := blocksAt(k, 1); !mapsEqual(got, want) {
+		t.Fatalf("R1 blocks %v, want %v", got, want)
+	}
+	if k.lx(pe(1, 2)) != 1 || k.lx(pe(2, 2)) != 1 || k.ly(pe(1, 2)) != 0 || k.ly(pe(2, 2)) != 0 {
+		t.Fatalf("L_mst: X (1,2) %d (2,2) %d, Y (1,2) %d (2,2) %d; want 1 1 0 0", k.lx(pe(1, 2)), k.lx(pe(2, 2)), k.ly(pe(1, 2)), k.ly(pe(2, 2)))
+	}
+	// R2's last block: (1,2) and (2,2) tie on every counter; the lower index wins.
+	k.admit(req(2, 5))
+	if got := k.reqs[2].last; got != pe(1, 2) {
+		t.Fatalf("R2 last block at %d, want (1,2) = %d", got, pe(1, 2))
+	}
+	k.admit(req(3, 5))
+	if got := k.reqs[3].last; got != pe(2, 2) {
+		t.Fatalf("R3 last block at %d, want (2,2) = %d", got, pe(2, 2))
+	}
+}
+
+func mapsEqual(a, b map[int]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Last blocks on an empty device alternate symmetrically: (1,1), (2,1), (1,2), (2,2).
+func TestLastBlocksSpreadOverSpanningTrees(t *testing.T) {
+	k := newHeliosKV(AllocSpatial, 16, 4, 1000, 64, 1, 1, 0, 0)
+	for i, want := range []int{5, 9, 6, 10} {
+		k.admit(req(i, 3))
+		if got := k.reqs[i].last; got != want {
+			t.Fatalf("request %d: last block at %d, want %d", i, got, want)
+		}
+	}
+}
+
+// Decode growth: the last block fills, then a new one is allocated with T = 1 by CMLast;
+// blocks never migrate; release returns everything.
+func TestBlockGrowthAndRelease(t *testing.T) {
+	k := newHeliosKV(AllocSpatial, 16, 4, 1000, 64, 1, 1, 0, 0)
+	r := req(7, 64) // one full block, no last block (T_last = 0)
+	k.admit(r)
+	q := k.reqs[7]
+	if q.last != -1 || k.used[0] != 1 || k.tsum[0] != 64 {
+		t.Fatalf("64 tokens: last %d, used(0,0) %d, T_sum %d; want no last block, one full block at (0,0)", q.last, k.used[0], k.tsum[0])
+	}
+	r.Generated = 1 // token 65 opens a last block of T = 1 at the least-loaded centre
+	if !k.grow(r) {
+		t.Fatal("grow failed")
+	}
+	if q.last != 5 || q.lastFill != 1 || k.nlast[5] != 1 || k.tsum[5] != 1 {
+		t.Fatalf("after one token: last %d fill %d N_last %d T_sum %d; want (1,1), 1, 1, 1", q.last, q.lastFill, k.nlast[5], k.tsum[5])
+	}
+	r.Generated = 64 // 128 tokens: the last block is full and stays where it is
+	k.grow(r)
+	if q.last != -1 || k.nlast[5] != 0 || k.tsum[5] != 64 || q.blocks[5] != 1 {
+		t.Fatalf("full: last %d N_last %d T_sum %d blocks %d", q.last, k.nlast[5], k.tsum[5], q.blocks[5])
+	}
+	r.Generated = 65
+	k.grow(r)
+	if q.last < 0 || k.nlast[q.last] != 1 || k.dl1[q.last] != 0 {
+		t.Fatalf("token 129 opened no last block at a central PE: last %d", q.last)
+	}
+	k.release(r)
+	for p := range 16 {
+		if k.used[p] != 0 || k.tsum[p] != 0 || k.nlast[p] != 0 {
+			t.Fatalf("after release PE %d: used %d T_sum %d N_last %d", p, k.used[p], k.tsum[p], k.nlast[p])
+		}
+	}
+	if k.cntX != [2]int{} {
+		t.Fatalf("L_mst counters not released: %v", k.cntX)
+	}
+}
+
+// The foils: round robin deals blocks in turn; balanced_only keeps T_sum level but ignores
+// geometry; the tie tolerance (an extension) lets geometry decide among near-equal PEs.
+func TestBlockPolicyFoils(t *testing.T) {
+	k := newHeliosKV(AllocRoundRobin, 16, 4, 1000, 64, 1, 1, 0, 0)
+	k.admit(req(1, 64*3+1))
+	if got := blocksAt(k, 1); !mapsEqual(got, map[int]int{0: 1, 1: 1, 2: 1, 3: 1}) {
+		t.Fatalf("round robin: %v", got)
+	}
+	k = newHeliosKV(AllocBalancedOnly, 16, 4, 1000, 64, 1, 1, 0, 0)
+	k.admit(req(1, 64*2+5))
+	if got := blocksAt(k, 1); !mapsEqual(got, map[int]int{0: 1, 1: 1, 2: 1}) {
+		t.Fatalf("balanced only: %v", got)
+	}
+	// exact comparison: a 5-token last block at (1,1) sends the next one elsewhere
+	k = newHeliosKV(AllocSpatial, 16, 4, 1000, 64, 1, 1, 0, 0)
+	for p := range 16 {
+		k.tsum[p] = 100
+	}
+	k.tsum[0] = 95 // the corner is 5 tokens lighter
+	k.admit(req(1, 3))
+	if k.reqs[1].last != 0 {
+		t.Fatalf("exact T_sum: last block at %d, want the lighter corner 0", k.reqs[1].last)
+	}
+	k = newHeliosKV(AllocSpatial, 16, 4, 1000, 64, 1, 1, 0, 10)
+	for p := range 16 {
+		k.tsum[p] = 100
+	}
+	k.tsum[0] = 95
+	k.admit(req(1, 3))
+	if k.reqs[1].last != 5 {
+		t.Fatalf("tolerance 10: last block at %d, want the central (1,1) = 5", k.reqs[1].last)
+	}
+}
+
+// HeLioS Fig. 4: four PEs in two modules of two, 1.25L × H per PE (0.625L tokens), blocks of
+// L/8. Static reservation of L for requests of 0.25L and 0.5L wastes
+// (0.75L + 0.5L)/(L + L) = 62.5% and refuses a request of L although the memory has room;
+// blocks over all four PEs hold all three.
+func TestFig4StaticReservation(t *testing.T) {
+	const L = 1024
+	capBlocks := (L * 5 / 8) / (L / 8) // 0.625L tokens of L/8 per PE = 5 blocks
+	st := newHeliosKV(AllocStaticModule, 4, 2, capBlocks, L/8, 1, 2, L, 0)
+	if st.reserve != 4 {
+		t.Fatalf("reservation %d blocks per PE, want L/(2 PEs × L/8) = 4", st.reserve)
+	}
+	if !st.admit(req(0, L/4)) || !st.admit(req(1, L/2)) {
+		t.Fatal("the two short requests must fit")
+	}
+	if st.reqs[0].mods[0] == st.reqs[1].mods[0] {
+		t.Fatal("the second request should take the other, empty module")
+	}
+	if got := st.fragmentation(); got != 0.625 {
+		t.Fatalf("static fragmentation %.4f, want 0.625", got)
+	}
+	if st.admit(req(2, L)) {
+		t.Fatal("static reservation admitted the request of length L")
+	}
+	if total, used := 4*capBlocks*L/8, L/4+L/2; total-used < L {
+		t.Fatalf("the memory must have room for L: total %d tokens, %d live", total, used)
+	}
+	sp := newHeliosKV(AllocSpatial, 4, 2, capBlocks, L/8, 1, 1, 0, 0)
+	for i, n := range []int{L / 4, L / 2, L} {
+		if !sp.admit(req(i, n)) {
+			t.Fatalf("blocks of L/8: request %d (%d tokens) refused", i, n)
+		}
+	}
+	if got := sp.fragmentation(); got != 0 {
+		t.Fatalf("blocks of L/8 hold whole multiples: fragmentation %.3f, want 0", got)
+	}
+}
+
+// The collectives' closed forms (α-β costs on a line of m PEs and a ring of devices).
+func TestCollectiveCosts(t *testing.T) {
+	hop := 3 * Nanosecond
+	// all-reduce of 1,024 B on 4 PEs at 128 GB/s: 2·3·3 ns + 2·(3/4)·1024/128e9 s = 18 + 12 ns
+	if got := lineAllReduce(4, 1024, hop, 128e9); got < 30*Nanosecond || got > 30*Nanosecond+1 {
+		t.Errorf("all-reduce %v, want 30 ns", got)
+	}
+	// all-gather to 1,024 B: 3·3 ns + (3/4)·1024/128e9 s = 9 + 6 ns
+	if got := lineAllGather(4, 1024, hop, 128e9); got < 15*Nanosecond || got > 15*Nanosecond+1 {
+		t.Errorf("all-gather %v, want 15 ns", got)
+	}
+	if lineAllReduce(1, 1024, hop, 128e9) != 0 {
+		t.Error("a single PE has nothing to reduce")
+	}
+	// NVLink ring of 8: 5 µs + 2·(7/8)·1 MB / 600 GB/s = 5 + 2.9167 µs
+	got := ringAllReduce(8, 1e6, 600e9, 5*Microsecond).Microseconds()
+	if math.Abs(got-7.9167) > 1e-3 {
+		t.Errorf("NVLink all-reduce %.4f µs, want 7.9167", got)
+	}
+}
+
+// T2 (Fig. 12-b): last blocks on the central PEs need no scatter; a corner needs one hop
+// in each axis. Chunks of 128 B on 128 GB/s links, 3 ns hops.
+func TestT2Routing(t *testing.T) {
+	hop, bw, c := 3*Nanosecond, 128e9, 128.0
+	xr, xs, yg, ys := t2Cost(4, []int{5, 6, 9, 10}, c, hop, bw)
+	if xs != 0 || ys != 0 {
+		t.Fatalf("central targets: scatters %v %v, want none", xs, ys)
+	}
+	// X-reduce: the outer links carry all four requests (4c), depth 2: 6 ns + 4 ns
+	ns := func(a Time, b float64) bool { return math.Abs(float64(a)/1000-b) < 0.01 }
+	if !ns(xr, 10) {
+		t.Errorf("X-reduce %v, want 10 ns", xr)
+	}
+	// Y-gather: in rows 1 and 2, links carry at most two chunks, depth 2: 6 ns + 2 ns
+	if !ns(yg, 8) {
+		t.Errorf("Y-gather %v, want 8 ns", yg)
+	}
+	_, xs, _, ys = t2Cost(4, []int{0}, c, hop, bw)
+	if !ns(xs, 4) || !ns(ys, 7) {
+		t.Errorf("corner (0,0): X-scatter %v (want 3 + 1 ns), Y-scatter %v (want 3 + 4 ns for the whole vector)", xs, ys)
+	}
+}
+
+// Algorithm 1 as printed (online softmax over KV blocks, O kept normalised) and the
+// reduction of Eq. 1-2 give exactly softmax attention, whatever the split of the blocks
+// over PEs: the property the distributed tiled attention rests on.
+func TestOnlineSoftmaxAndMerge(t *testing.T) {
+	d, b := 4, 3
+	q := []float64{0.3, -1.2, 0.8, 0.5}
+	var keys, vals [][]float64
+	for i := range 4 * b {
+		k := make([]float64, d)
+		v := make([]float64, d)
+		for j := range d {
+			k[j] = math.Sin(float64(i*7+j)) * 2
+			v[j] = math.Cos(float64(i*3+j*5)) * 3
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	// reference softmax attention
+	var mx = math.Inf(-1)
+	xs := make([]float64, len(keys))
+	for i, k := range keys {
+		xs[i] = hdot(q, k)
+		mx = math.Max(mx, xs[i])
+	}
+	want := make([]float64, d)
+	var sum float64
+	for i, x := range xs {
+		e := math.Exp(x - mx)
+		sum += e
+		for j := range d {
+			want[j] += e * vals[i][j]
+		}
+	}
+	for j := range want {
+		want[j] /= sum
+	}
+	// two "PEs": blocks 0, 2 on one, blocks 1, 3 on the other
+	o1, m1, l1 := algorithm1(q, [][][]float64{keys[0:b], keys[2*b : 3*b]}, [][][]float64{vals[0:b], vals[2*b : 3*b]})
+	o2, m2, l2 := algorithm1(q, [][][]float64{keys[b : 2*b], keys[3*b : 4*b]}, [][][]float64{vals[b : 2*b], vals[3*b : 4*b]})
+	got, _, l := mergeEq12(o1, m1, l1, o2, m2, l2)
+	for j := range d {
+		if math.Abs(got[j]-want[j]) > 1e-12 {
+			t.Fatalf("merged attention %v, softmax attention %v", got, want)
+		}
+	}
+	if math.Abs(l-sum*math.Exp(mx-math.Max(m1, m2))) > 1e-9 {
+		t.Fatalf("l = %g, want the softmax denominator %g", l, sum)
+	}
+}
+
+func hdot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// algorithm1 is HeLioS Algorithm 1 for one query over a PE's blocks, line by line.
+func algorithm1(q []float64, kb, vb [][][]float64) (o []float64, m, l float64) {
+	o = make([]float64, len(q))
+	m, l = math.Inf(-1), 0
+	for i := range kb {
+		x := make([]float64, len(kb[i])) // line 5: x_i = Q × K_iᵀ
+		mi := m
+		for t, k := range kb[i] {
+			x[t] = hdot(q, k)
+			mi = math.Max(mi, x[t]) // line 6
+		}
+		e := make([]float64, len(x)) // line 7
+		var s float64
+		for t := range x {
+			e[t] = math.Exp(x[t] - mi)
+			s += e[t]
+		}
+		li := l*math.Exp(m-mi) + s       // line 8
+		alpha := l * math.Exp(m-mi) / li // line 9 (0 at i = 0)
+		for j := range o {
+			var oi float64
+			for t := range e {
+				oi += e[t] / li * vb[i][t][j] // line 10: O_i = p_i × V_i
+			}
+			o[j] = alpha*o[j] + oi // line 11
+		}
+		m, l = mi, li
+	}
+	return o, m, l
+}
+
+// mergeEq12 is HeLioS Eq. 1-2: the reduction of two partial results.
+func mergeEq12(o1 []float64, m1, l1 float64, o2 []float64, m2, l2 float64) ([]float64, float64, float64) {
+	m := math.Max(m1, m2)
+	e1, e2 := l1*math.Exp(m1-m), l2*math.Exp(m2-m)
+	l := e1 + e2
+	o := make([]float64, len(o1))
+	for j := range o {
+		o[j] = e1/l*o1[j] + e2/l*o2[j]
+	}
+	return o, m, l
+}
+
+// Eq. 3 (LayerNorm statistics merged pairwise, T5) gives the mean and variance of the union.
+func TestEq3MomentsMerge(t *testing.T) {
+	a := []float64{1, 2, 4, 7}
+	b := []float64{-3, 0.5, 10}
+	mom := func(v []float64) (float64, float64, float64) {
+		var s float64
+		for _, x := range v {
+			s += x
+		}
+		mu := s / float64(len(v))
+		var q float64
+		for _, x := range v {
+			q += (x - mu) * (x - mu)
+		}
+		return float64(len(v)), mu, q / float64(len(v))
+	}
+	n1, mu1, v1 := mom(a)
+	n2, mu2, v2 := mom(b)
+	_, muAll, vAll := mom(append(append([]float64{}, a...), b...))
+	mu := (n1*mu1 + n2*mu2) / (n1 + n2)
+	v := (n1*v1+n2*v2)/(n1+n2) + n1*n2*(mu1-mu2)*(mu1-mu2)/((n1+n2)*(n1+n2))
+	if math.Abs(mu-muAll) > 1e-12 || math.Abs(v-vAll) > 1e-12 {
+		t.Fatalf("Eq. 3: μ %g σ² %g, want %g %g", mu, v, muAll, vAll)
+	}
+}
+
+func runHeLioS(t *testing.T, c Config) (*Engine, []*Snapshot) {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snaps []*Snapshot
+	for {
+		s, err := e.Step()
+		if errors.Is(err, ErrDone) {
+			return e, snaps
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snaps) < 4 {
+			snaps = append(snaps, s)
+		}
+	}
+}
+
+// Each layer's phases are barrier-separated; the attention barrier is where per-PE load
+// differences show, and load_imbalance is the max over the mean of the PEs' attention.
+func TestHeLioSIterationStructure(t *testing.T) {
+	c := testHeLioS()
+	c.Workload.Steps = 3
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := e.sys.(*hbSystem)
+	var attn []Time
+	var nv int
+	for _, sp := range s.Timeline.Spans {
+		if sp.Layer == 0 && sp.Name == "attention" {
+			attn = append(attn, sp.Dur)
+		}
+		if sp.Layer == 0 && sp.Lane == hb.lnNV {
+			nv++
+		}
+	}
+	if len(attn) != 16 {
+		t.Fatalf("%d attention spans in layer 0, want one per PE", len(attn))
+	}
+	if nv != 2 {
+		t.Fatalf("%d NVLink all-reduces in layer 0, want 2 (attention and FFN)", nv)
+	}
+	var mx Time
+	var sum float64
+	for _, a := range attn {
+		mx = max(mx, a)
+		sum += float64(a)
+	}
+	want := float64(mx) / (sum / 16)
+	if !near(s.Metrics.LoadImbalance, want, 1e-9) {
+		t.Fatalf("load imbalance %.6f, want max/mean attention %.6f", s.Metrics.LoadImbalance, want)
+	}
+	barrier := 0
+	for _, b := range s.Timeline.Bubbles {
+		if b.Cause == CauseBarrier && b.Lane < 16 {
+			barrier++
+		}
+	}
+	if barrier == 0 {
+		t.Fatal("no barrier bubbles on the PE lanes")
+	}
+	if s.Banks.Rows != 16 || s.Banks.Cols != 64 || s.Banks.MeshRows != 4 || s.Banks.Dies != 4 || s.Banks.ColGroup != 16 {
+		t.Fatalf("bank grid %d×%d mesh %d dies %d group %d", s.Banks.Rows, s.Banks.Cols, s.Banks.MeshRows, s.Banks.Dies, s.Banks.ColGroup)
+	}
+	if len(s.KV.Locations) != 16 || s.KV.MeshRows != 4 {
+		t.Fatalf("KV map: %d locations", len(s.KV.Locations))
+	}
+	lasts := 0
+	for _, l := range s.KV.Locations {
+		for _, h := range l.Holders {
+			if h.Last > 0 {
+				lasts++
+			}
+		}
+	}
+	if lasts == 0 {
+		t.Fatal("no last blocks marked in the KV map")
+	}
+}
+
+// The time of an iteration follows the mechanism: a bigger mesh link budget or more
+// channels never slow it down, and the non-tiled flow is never faster at equal placement.
+func TestHeLioSMechanismDirections(t *testing.T) {
+	iter := func(edit func(*Config)) float64 {
+		c := testHeLioS()
+		c.Workload.Steps = 40
+		edit(&c)
+		e, _ := runHeLioS(t, c)
+		return e.Result().IterationMS.Mean
+	}
+	base := iter(func(*Config) {})
+	if got := iter(func(c *Config) { c.HeLioS.HB.Channels = 32 }); got >= base {
+		t.Errorf("32 channels: %.3f ms, not faster than 16 channels' %.3f ms", got, base)
+	}
+	if got := iter(func(c *Config) { c.HeLioS.HB.Channels = 4 }); got <= base {
+		t.Errorf("4 channels: %.3f ms, not slower than %.3f ms", got, base)
+	}
+	tiledStatic := iter(func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule })
+	nonTiled := iter(func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.HB.Flow = FlowNonTiled })
+	if nonTiled <= tiledStatic {
+		t.Errorf("non-tiled %.3f ms is not slower than tiled on the same static placement (%.3f ms)", nonTiled, tiledStatic)
+	}
+}
+
+// Impossible configurations are errors that say what to change.
+func TestHeLioSBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"mesh 3", func(c *Config) { c.HeLioS.HB.Mesh = 3 }, "does not divide a die's 16×16 bank grid"},
+		{"mesh 0", func(c *Config) { c.HeLioS.HB.Mesh = 0 }, "pick a mesh side that divides 16"},
+		{"block 0", func(c *Config) { c.HeLioS.KV.BlockTokens = 0 }, "KV block size 0 tokens is out of range"},
+		{"poisson rate 0", func(c *Config) { c.Workload.Arrival = ArrivalPoisson; c.Workload.Rate = 0 }, "Poisson arrivals need a rate above 0"},
+		{"poisson rate NaN", func(c *Config) { c.Workload.Arrival = ArrivalPoisson; c.Workload.Rate = math.NaN() }, "Poisson arrivals need a rate above 0"},
+		{"module", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ModulePEs = 3 }, "modules of 3 PEs do not divide the 16 PEs"},
+		{"non-tiled blocks", func(c *Config) { c.HeLioS.HB.Flow = FlowNonTiled }, "set kvcache.alloc=static_module"},
+		{"weights", func(c *Config) { c.TP = 1 }, "raise tp"},
+		{"short reservation", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ContextTokens = 4096 }, "raise kvcache.context_tokens"},
+		{"experts", func(c *Config) { c.Model.Experts, c.Model.TopK, c.HeLioS.Cluster.EP = 8, 2, 3 }, "ep=3 does not divide"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testHeLioS()
+			tc.edit(&c)
+			_, err := New(c)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	c := testHeLioS()
+	c.System = SystemGPUNMP
+	c.HeLioS.KV.Alloc = AllocSpatial
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "pin each KV head to one HBM cube") {
+		t.Fatalf("NMP with spatial blocks: %v", err)
+	}
+}
+
+// Arrivals above what the system serves build a queue; every step still finishes.
+func TestHeLioSOverloadGrowsQueue(t *testing.T) {
+	c := testHeLioS()
+	c.Workload.Arrival, c.Workload.Rate = ArrivalPoisson, 5000
+	c.Workload.Requests = 1000
+	c.Workload.Steps = 120
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q20, q200 int
+	for i := 1; ; i++ {
+		s, err := e.Step()
+		if err != nil {
+			break
+		}
+		switch i {
+		case 20:
+			q20 = s.Queue
+		case 120:
+			q200 = s.Queue
+		}
+	}
+	if q200 <= q20 || q20 == 0 {
+		t.Fatalf("queue %d after 20 steps, %d after 120: want it growing", q20, q200)
+	}
+	if e.Result().QueuePeak < q200 {
+		t.Fatalf("queue_peak %d below the queue seen (%d)", e.Result().QueuePeak, q200)
+	}
+}
+
+// Disaggregated prefill: a request joins decode only after the prefill instance has run
+// its prompt and the KV stream has arrived, so its first token comes no sooner.
+func TestHeLioSDisaggregatedPrefill(t *testing.T) {
+	c := testHeLioS()
+	c.Workload.Prefill = PrefillRun
+	c.Workload.Arrival, c.Workload.Rate = ArrivalPoisson, 20
+	c.Workload.Requests = 6
+	c.Workload.InputLen, c.Workload.OutputLen = 4096, 16
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := e.sys.(*hbSystem)
+	pre := hb.pre.time(4096)
+	sawPrefill := false
+	for {
+		s, err := e.Step()
+		if err != nil {
+			break
+		}
+		for _, sp := range s.Timeline.Spans {
+			if sp.Lane == hb.lnPre {
+				sawPrefill = true
+			}
+		}
+		for _, r := range e.running {
+			if r.Generated == 1 && r.FirstToken-r.Arrival < pre {
+				t.Fatalf("request %d produced its first token %v after arrival, sooner than its %v prefill", r.ID, r.FirstToken-r.Arrival, pre)
+			}
+		}
+	}
+	if !sawPrefill {
+		t.Fatal("the prefill lane never showed work")
+	}
+	if r := e.Result(); r.RequestsCompleted != 6 || r.TTFTMS.P50 < pre.Milliseconds() {
+		t.Fatalf("completed %d, TTFT p50 %.1f ms; prefill alone takes %.1f ms", r.RequestsCompleted, r.TTFTMS.P50, pre.Milliseconds())
+	}
+	// a 4K-token prompt of LLaMA3-70B on eight A100s: 2 × 8.6 G params × 4096 tokens per GPU
+	// at 0.9 × 312 TFLOPS is about 0.25 s, plus attention and all-reduces
+	if pre < 200*Millisecond || pre > 600*Millisecond {
+		t.Fatalf("prefill of 4,096 tokens takes %v; want a few hundred ms", pre)
+	}
+}
+
+// Same configuration and seed: the same result, byte for byte.
+func TestHeLioSDeterministic(t *testing.T) {
+	for _, sys := range []string{SystemHeLioS, SystemGPUNMP} {
+		c := testHeLioS()
+		c.System = sys
+		if sys == SystemGPUNMP {
+			c.HeLioS.KV.Alloc = AllocStaticModule
+		}
+		c.Workload.Arrival, c.Workload.Rate = ArrivalPoisson, 50
+		c.Workload.Steps = 100
+		e1, _ := runHeLioS(t, c)
+		e2, _ := runHeLioS(t, c)
+		a, _ := json.Marshal(e1.Result())
+		b, _ := json.Marshal(e2.Result())
+		if string(a) != string(b) {
+			t.Fatalf("%s: two runs differ:\n%s\n%s", sys, a, b)
+		}
+	}
+}
+
+// A 16×16 mesh keeps the timeline at 4×4 lanes (each the slowest of its 4×4 PEs) while
+// the bank grid and the KV map keep every PE.
+func TestHeLioSLargeMeshAggregates(t *testing.T) {
+	c := testHeLioS()
+	c.HeLioS.HB.Mesh = 16
+	c.Workload.Steps = 5
+	e, snaps := runHeLioS(t, c)
+	s := snaps[len(snaps)-1]
+	pe := 0
+	for _, l := range s.Timeline.Lanes {
+		if l.Group == "pe" {
+			pe++
+		}
+	}
+	if pe != 16 || s.Banks.Rows != 256 || s.Banks.Cols != 4 || len(s.KV.Locations) != 256 {
+		t.Fatalf("16×16: %d PE lanes, bank grid %d×%d, %d KV locations", pe, s.Banks.Rows, s.Banks.Cols, len(s.KV.Locations))
+	}
+	if e.Result().LoadImbalance == nil || *e.Result().LoadImbalance < 1 {
+		t.Fatal("no load imbalance over 256 PEs")
+	}
+}
+
+// The NMP baselines: one cube per KV head with the context reserved, cubes at a barrier.
+func TestNMPBaselines(t *testing.T) {
+	for _, kind := range []string{NMPNone, NMPBank, NMPCube} {
+		c := testHeLioS()
+		c.System = SystemGPUNMP
+		c.HeLioS.NMP.Kind = kind
+		c.HeLioS.KV.Alloc = AllocStaticModule
+		if kind == NMPNone {
+			c.HeLioS.KV.Alloc = AllocRoundRobin
+		}
+		c.Workload.Steps = 30
+		e, snaps := runHeLioS(t, c)
+		r := e.Result()
+		if r.ThroughputTokS <= 0 {
+			t.Fatalf("%s: no throughput", kind)
+		}
+		s := snaps[len(snaps)-1]
+		if kind == NMPNone {
+			if r.LoadImbalance != nil || s.Banks.Reason == "" {
+				t.Fatalf("GPU: imbalance %v, bank reason %q", r.LoadImbalance, s.Banks.Reason)
+			}
+			continue
+		}
+		if len(s.KV.Locations) != 5 || r.LoadImbalance == nil || r.KV.PeakFragmentation <= 0.3 {
+			t.Fatalf("%s: %d KV locations, imbalance %v, fragmentation %.2f (context reserved)", kind, len(s.KV.Locations), r.LoadImbalance, r.KV.PeakFragmentation)
+		}
+	}
+	// Duplex's cube: 32 × 512 MACs at 650 MHz = 21.3 TFLOPS, 4 × 2,039/5 GB/s
+	n := testHeLioS().HeLioS.NMP
+	if !near(n.CubeFLOPS(), 21.2992e12, 1e-9) || !near(n.CubeBandwidth(), 1631.2e9, 1e-9) {
+		t.Fatalf("Duplex cube %g FLOP/s %g B/s", n.CubeFLOPS(), n.CubeBandwidth())
+	}
+	n.Kind = NMPBank // In-die: 256 banks × 16 MACs × 0.666 GHz
+	if !near(n.CubeFLOPS(), 2*256*16*0.666e9, 1e-12) {
+		t.Fatalf("In-die cube %g FLOP/s", n.CubeFLOPS())
+	}
+}
