@@ -1,0 +1,156 @@
+package presets
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+var l3Family = []string{"l3", "hbm-pim", "rank-pim", "gpu-dgx", "cpu-offload"}
+
+func l3Config(t *testing.T, name string, sets ...string) sim.Config {
+	t.Helper()
+	f, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		if err := f.Set(kv); err != nil {
+			t.Fatalf("%s: %v", kv, err)
+		}
+	}
+	cfg, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// The family lists first the preset named after it, and every preset's default run ends
+// in well under two seconds.
+func TestL3FamilyDefaults(t *testing.T) {
+	names := Names()
+	i := -1
+	for k, n := range names {
+		if n == "l3" {
+			i = k
+			break
+		}
+	}
+	if i < 0 {
+		t.Fatal("no l3 preset")
+	}
+	for _, n := range l3Family {
+		cfg := l3Config(t, n)
+		if cfg.Family != "l3" || cfg.System != sim.SystemL3 {
+			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
+		}
+		if testing.Short() {
+			continue
+		}
+		cfg.Recycle = true
+		start := time.Now()
+		e, err := sim.New(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for {
+			if _, err := e.Step(); err != nil {
+				if !errors.Is(err, sim.ErrDone) {
+					t.Fatalf("%s: %v", n, err)
+				}
+				break
+			}
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: default run took %v", n, d)
+		}
+		if r := e.Result(); r.ThroughputTokS <= 0 {
+			t.Errorf("%s: throughput %v", n, r.ThroughputTokS)
+		}
+	}
+}
+
+// GPU-only OPT-66B (tp 2, four replicas of 40 GB of KV each) cannot hold LongBench's longest
+// prompts: a clear out-of-memory error, not a crash (the paper reports out-of-memory for
+// OPT-66B); L3 holds the same requests in its host DIMMs.
+func TestGPUDGXOutOfMemory(t *testing.T) {
+	for _, n := range []string{"gpu-dgx", "hbm-pim"} {
+		cfg := l3Config(t, n, "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")
+		_, err := sim.New(cfg)
+		var oom *sim.OutOfMemoryError
+		if !errors.As(err, &oom) || !strings.Contains(err.Error(), "out of memory") || !strings.Contains(err.Error(), "keep the KV in host memory (l3)") {
+			t.Fatalf("%s: got %v", n, err)
+		}
+	}
+	if _, err := sim.New(l3Config(t, "l3", "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")); err != nil {
+		t.Fatalf("l3: %v", err)
+	}
+	if _, err := sim.New(l3Config(t, "gpu-dgx", "model.name=opt-66b", "model.tp=2", "workload.dataset=dolphin-r1")); err != nil {
+		t.Fatalf("gpu-dgx on Dolphin-r1: %v", err)
+	}
+}
+
+// Each of L3's mechanisms is a --set switch; impossible values are errors that name the
+// key and say what to do.
+func TestL3Overrides(t *testing.T) {
+	f, err := Get("l3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range []string{"l3.comm_overlap=false", "l3.scheduler=prefill_first", "l3.sub_batches=1", "l3.predictor=paper",
+		"l3.charge_relayout=true", "l3.host.dimms_per_channel=1", "l3.host.capacity_gib=512", "l3.link.pcie_gbps_per_gpu=32"} {
+		if err := f.Set(kv); err != nil {
+			t.Fatalf("%s: %v", kv, err)
+		}
+	}
+	if _, err := Build(f, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct{ kv, want string }{
+		{"l3.attention=npu", "want one of bank_pim, rank_pim, hbm_pim, cpu, gpu"},
+		{"l3.sub_batches=3", "3 is out of range; want 1 to 2"},
+		{"l3.host.channels=0", "0 is out of range"},
+		{"l3.comm_overlap=maybe", "not a valid bool"},
+	}
+	for _, b := range bad {
+		f, _ := Get("l3")
+		if err := f.Set(b.kv); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: got %v, want %q", b.kv, err, b.want)
+		}
+	}
+	// Values the schema allows but the system cannot use.
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"l3.gpu.name=a100"}, `unknown GPU "a100"; did you mean`},
+		{[]string{"l3.attention=gpu"}, "l3.scheduler: the L3 scheduler plans against DIMM-PIM attention"},
+		{[]string{"model.tp=3"}, "does not divide"},
+	} {
+		f, _ := Get("l3")
+		for _, kv := range c.sets {
+			f.Set(kv)
+		}
+		if _, err := Build(f, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.sets, err, c.want)
+		}
+	}
+	// A rankset count or capacity the model cannot fit is an error from sim.New (exit 2).
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"l3.host.dimms_per_channel=16", "l3.host.ranks_per_dimm=8", "model.name=gpt-89b", "model.tp=4"}, "128 ranksets (16 DIMMs × 8 ranks per channel) but GPT-89B has 48 layers"},
+		{[]string{"l3.host.capacity_gib=64"}, "raise l3.host.capacity_gib"},
+		{[]string{"l3.gpu.count=1", "model.tp=1"}, "raise model.tp"},
+	} {
+		cfg := l3Config(t, "l3", c.sets...)
+		if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.sets, err, c.want)
+		}
+	}
+}

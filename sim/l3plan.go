@@ -1,0 +1,626 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// This file emits an L3-family iteration onto the schedule's lanes and fills the views.
+//
+// Two sub-batches (Fig. 7): per layer ℓ the GPU runs sub-batch 0's Proj+FF(ℓ−1), Gen(ℓ) and
+// prefill attention(ℓ), then sub-batch 1's; each sub-batch's decode Q/K/V go to the host
+// after its Gen, its decode attention runs in the DIMMs while the GPU works on the other
+// sub-batch, and its attention output comes back before its next Proj+FF. With rankset-
+// exclusive communication (§5.1) every transfer goes to one rankset at a time, in the order
+// the ranksets fall idle, and a rankset cannot compute while it receives; the prefill KV
+// is sent asynchronously while the other sub-batch computes. One sub-batch gives Fig. 3-b:
+// Gen → [prefill attention on the GPU ∥ decode attention in memory] → Proj+FF.
+
+type l3RepCost struct{ ff, gen, pmha, att, lm l3Cost }
+
+type l3Pending struct {
+	layer int
+	gens  []int
+	ok    bool
+}
+
+type l3Emit struct {
+	p       *l3
+	s       *Schedule
+	cost    [2][]l3RepCost
+	gen     [2][]int // per sub-batch and replica: this layer's Gen op (−1: none)
+	outs    [2][]int // what the next Proj+FF of the sub-batch waits for
+	outRep  [2][]int // HBM-PIM: per replica
+	syncP   [2]int   // synchronous prefill-KV transfer the next Proj+FF waits for
+	pend    [2]l3Pending
+	rsLast  []int // last compute op on each rankset
+	rsBlock []int // last transfer into each rankset
+	order   []int
+	deps    []int
+	pname   [2]string
+}
+
+func (e *l3Emit) sbLabel(i int) int {
+	if e.p.it.n == 1 {
+		return 0
+	}
+	return i + 1
+}
+
+func (e *l3Emit) end(i int) Time {
+	if i < 0 {
+		return 0
+	}
+	return e.s.Spans[i].End()
+}
+
+// rankOrder lists the ranksets in the order they fall idle (receive first what can be
+// received first).
+func (e *l3Emit) rankOrder() []int {
+	e.order = e.order[:0]
+	for r := range e.p.nrs {
+		e.order = append(e.order, r)
+	}
+	avail := func(r int) Time { return max(e.end(e.rsLast[r]), e.end(e.rsBlock[r])) }
+	for a := 1; a < len(e.order); a++ {
+		for b := a; b > 0 && avail(e.order[b]) < avail(e.order[b-1]); b-- {
+			e.order[b], e.order[b-1] = e.order[b-1], e.order[b]
+		}
+	}
+	return e.order
+}
+
+func (e *l3Emit) add(op Op, deps ...int) int { return e.s.Add(op, deps...) }
+
+func (e *l3Emit) withGens(i int) {
+	for _, g := range e.gen[i] {
+		if g >= 0 {
+			e.deps = append(e.deps, g)
+		}
+	}
+}
+
+func costOp(name string, lane int, c l3Cost, layer, sb int) Op {
+	return Op{Name: name, Lane: lane, Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Layer: layer, SubBatch: sb}
+}
+
+func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
+	if !p.built {
+		p.buildFixed(decode, prefill)
+	}
+	p.built = false
+	it := &p.it
+	e := &l3Emit{p: p, s: s, rsLast: make([]int, p.nrs), rsBlock: make([]int, p.nrs)}
+	for r := range p.nrs {
+		e.rsLast[r], e.rsBlock[r] = -1, -1
+	}
+	clear(p.rsBusy)
+	clear(p.rsRecv)
+	clear(p.rsWork)
+	for i := range it.n {
+		sb := &it.sb[i]
+		e.cost[i] = make([]l3RepCost, p.dp)
+		e.gen[i] = make([]int, p.dp)
+		e.outRep[i] = make([]int, p.dp)
+		e.syncP[i] = -1
+		for g := range p.dp {
+			rp := &sb.reps[g]
+			n := rp.dec + rp.pre
+			c := &e.cost[i][g]
+			c.gen, c.ff = p.genCost(n), p.ffCost(n)
+			if rp.pre > 0 {
+				c.pmha = p.roofline(rp.pFl, rp.pBy, 1)
+			}
+			c.att = p.attnCost(rp.attTok)
+			c.lm = p.lmCost(rp.dec + rp.done)
+			e.gen[i][g], e.outRep[i][g] = -1, -1
+		}
+		e.pname[i] = "pMHA"
+		for _, ch := range sb.pre {
+			if ch.r == sb.chunked {
+				e.pname[i] = "pMHA · r" + strconv.Itoa(ch.r.ID) + " chunk " + strconv.Itoa(ch.c)
+			}
+		}
+	}
+	p.bankUsage(it)
+	N := p.sh.Layers
+	for l := range N {
+		for i := range it.n {
+			e.gpu(i, l)
+			e.attention(i, l)
+		}
+	}
+	for i := range it.n {
+		e.tail(i)
+	}
+	if p.lc.hostKV() && p.lc.CommOverlap {
+		for i := range it.n {
+			if e.pend[i].ok {
+				e.sendPKV(i, e.rankOrder())
+			}
+		}
+	}
+	for i := range it.n {
+		for _, ch := range it.sb[i].pre {
+			p.state(ch.r).done = ch.f + ch.c
+		}
+	}
+	if p.pred.on {
+		for i := range it.n {
+			o := &it.sb[1-i]
+			if it.n == 1 {
+				o = &it.sb[0]
+			}
+			p.pred.observe(&it.sb[i], o, p.gpuSlot(&it.sb[i]), p.pimSlot(&it.sb[i], o.preTok))
+		}
+	}
+	return nil
+}
+
+// gpu emits sub-batch i's GPU work of layer l on every replica.
+func (e *l3Emit) gpu(i, l int) {
+	p := e.p
+	sb := &p.it.sb[i]
+	lbl := e.sbLabel(i)
+	for g := range p.dp {
+		rp := &sb.reps[g]
+		if rp.dec+rp.pre == 0 {
+			e.gen[i][g] = -1
+			continue
+		}
+		c := &e.cost[i][g]
+		if l > 0 {
+			e.ffDeps(i, g)
+			e.add(costOp("Proj+FF", p.laneGPU+g, c.ff, l-1, lbl), e.deps...)
+		}
+		e.gen[i][g] = e.add(costOp("Gen", p.laneGPU+g, c.gen, l, lbl))
+		if rp.pre > 0 {
+			e.add(costOp(e.pname[i], p.laneGPU+g, c.pmha, l, lbl))
+		}
+		if c.att.dur > 0 {
+			e.add(costOp("MHA", p.laneGPU+g, c.att, l, lbl))
+		}
+	}
+}
+
+// ffDeps collects what sub-batch i's next Proj+FF on replica g waits for: its attention
+// outputs, and a synchronous prefill-KV transfer.
+func (e *l3Emit) ffDeps(i, g int) {
+	e.deps = append(e.deps[:0], e.outs[i]...)
+	if o := e.outRep[i][g]; o >= 0 {
+		e.deps = append(e.deps, o)
+	}
+	if e.syncP[i] >= 0 {
+		e.deps = append(e.deps, e.syncP[i])
+	}
+}
+
+// tail is the last layer's Proj+FF and the LM head.
+func (e *l3Emit) tail(i int) {
+	p := e.p
+	sb := &p.it.sb[i]
+	lbl := e.sbLabel(i)
+	for g := range p.dp {
+		rp := &sb.reps[g]
+		if rp.dec+rp.pre == 0 {
+			continue
+		}
+		c := &e.cost[i][g]
+		e.ffDeps(i, g)
+		e.add(costOp("Proj+FF", p.laneGPU+g, c.ff, p.sh.Layers-1, lbl), e.deps...)
+		if c.lm.dur > 0 {
+			e.add(costOp("LM head", p.laneGPU+g, c.lm, p.sh.Layers-1, lbl))
+		}
+	}
+}
+
+func mod(a, n int) int { return ((a % n) + n) % n }
+
+// sendPKV sends sub-batch o's pending prefill KV, one rankset at a time.
+func (e *l3Emit) sendPKV(o int, order []int) {
+	p := e.p
+	pd := &e.pend[o]
+	sb := &p.it.sb[o]
+	for _, r := range order {
+		tok := sb.cls[mod(r-pd.layer, p.nrs)].pre
+		if tok == 0 {
+			continue
+		}
+		e.deps = e.deps[:0]
+		for _, g := range pd.gens {
+			if g >= 0 {
+				e.deps = append(e.deps, g)
+			}
+		}
+		e.deps = append(e.deps, e.rsLast[r], e.rsBlock[r])
+		e.deps = dropNeg(e.deps)
+		by := p.pkvBytes(tok)
+		op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: pd.layer, SubBatch: e.sbLabel(o)}
+		e.rsBlock[r] = e.add(op, e.deps...)
+		p.rsRecv[r] += op.Dur
+	}
+	pd.ok = false
+}
+
+func dropNeg(d []int) []int {
+	out := d[:0]
+	for _, x := range d {
+		if x >= 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// attention emits sub-batch i's decode attention of layer l and its transfers.
+func (e *l3Emit) attention(i, l int) {
+	p := e.p
+	sb := &p.it.sb[i]
+	lbl := e.sbLabel(i)
+	sh := p.sh
+	switch p.lc.Attention {
+	case L3AttnBankPIM, L3AttnRankPIM:
+		e.outs[i] = e.outs[i][:0]
+		if p.lc.CommOverlap {
+			o := 1 - i
+			if p.it.n == 1 {
+				o = 0
+			}
+			if e.pend[o].ok {
+				e.sendPKV(o, e.rankOrder())
+			}
+			if len(sb.dec) > 0 {
+				for _, r := range e.rankOrder() {
+					cl := sb.cls[mod(r-l, p.nrs)]
+					if cl.cnt == 0 {
+						continue
+					}
+					e.deps = e.deps[:0]
+					e.withGens(i)
+					e.deps = dropNeg(append(e.deps, e.rsLast[r], e.rsBlock[r]))
+					q := Op{Name: "QKV", Lane: p.laneH2D, Dur: cl.q, Bytes: p.qkvBytes(cl.cnt), Layer: l, SubBatch: lbl}
+					qi := e.add(q, e.deps...)
+					m := p.pimOp(cl, l, lbl, r)
+					mi := e.add(m, qi)
+					oi := e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: cl.o, Bytes: p.outBytes(cl.cnt), Layer: l, SubBatch: lbl}, mi)
+					e.rsLast[r], e.rsBlock[r] = mi, -1
+					p.rsRecv[r] += q.Dur
+					p.rsBusy[r] += m.Dur
+					e.outs[i] = append(e.outs[i], oi)
+				}
+			}
+			if sb.preTok > 0 {
+				e.pend[i] = l3Pending{layer: l, gens: append(e.pend[i].gens[:0], e.gen[i]...), ok: true}
+			}
+			return
+		}
+		// A monolithic DIMM pool alternates between communication and computation: every
+		// transfer waits for every rankset and stops them all; the prefill KV is sent
+		// synchronously, so the GPU's next Proj+FF waits for it.
+		e.deps = e.deps[:0]
+		e.withGens(i)
+		e.deps = dropNeg(append(append(e.deps, e.rsLast...), e.rsBlock...))
+		e.syncP[i] = -1
+		if sb.preTok > 0 {
+			by := p.pkvBytes(sb.preTok)
+			op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
+			pk := e.add(op, e.deps...)
+			e.syncP[i] = pk
+			for r := range p.nrs {
+				e.rsBlock[r] = pk
+				p.rsRecv[r] += op.Dur
+			}
+			e.deps = append(e.deps, pk)
+		}
+		if len(sb.dec) == 0 {
+			return
+		}
+		by := p.qkvBytes(len(sb.dec))
+		q := Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
+		qi := e.add(q, e.deps...)
+		e.deps = e.deps[:0]
+		for r := range p.nrs {
+			cl := sb.rl[l*p.nrs+r]
+			p.rsRecv[r] += q.Dur
+			e.rsBlock[r] = qi
+			if cl.cnt == 0 {
+				continue
+			}
+			m := p.pimOp(cl, l, lbl, r)
+			mi := e.add(m, qi)
+			e.rsLast[r] = mi
+			p.rsBusy[r] += m.Dur
+			e.deps = append(e.deps, mi)
+		}
+		ob := p.outBytes(len(sb.dec))
+		e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, e.deps...))
+	case L3AttnHBMPIM:
+		for g := range p.dp {
+			rp := &sb.reps[g]
+			e.outRep[i][g] = -1
+			if rp.pimTok == 0 || e.gen[i][g] < 0 {
+				continue
+			}
+			by := float64(rp.pimTok) * 2 * float64(sh.KVEmbedDev()*sh.Precision)
+			op := Op{Name: "dMHA", Lane: p.laneAtt + g, Dur: rp.pimDur, Bytes: by,
+				FLOPs: 4 * float64(rp.pimTok) * float64(sh.HeadsDev()*sh.HeadDim), Layer: l, SubBatch: lbl}
+			e.outRep[i][g] = e.add(op, e.gen[i][g])
+		}
+	case L3AttnCPU:
+		e.outs[i] = e.outs[i][:0]
+		if sb.hostTok > 0 {
+			e.deps = e.deps[:0]
+			e.withGens(i)
+			n := 0
+			for _, r := range sb.dec {
+				if r.Loc >= p.dp {
+					n++
+				}
+			}
+			by := p.qkvBytes(n)
+			qi := e.add(Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+			kb := float64(sb.hostTok) * 2 * float64(sh.KVHeads*sh.HeadDim*sh.Precision)
+			mi := e.add(Op{Name: "dMHA (CPU)", Lane: p.laneAtt, Dur: p.cpuAttnTime(float64(sb.hostTok)), Bytes: kb,
+				FLOPs: 4 * float64(sb.hostTok) * float64(sh.Heads*sh.HeadDim), Layer: l, SubBatch: lbl}, qi)
+			ob := p.outBytes(n)
+			e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, mi))
+		}
+		if sb.hostPre > 0 {
+			// host-resident prompts: their KV goes to host memory asynchronously
+			e.deps = e.deps[:0]
+			e.withGens(i)
+			by := p.pkvBytes(sb.hostPre)
+			e.add(Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+		}
+	}
+}
+
+// pimOp is one rankset's decode attention of one sub-batch and layer.
+func (p *l3) pimOp(cl l3Class, l, lbl, r int) Op {
+	sh := p.sh
+	name := "dMHA"
+	if p.lc.Attention == L3AttnRankPIM {
+		name = "dMHA (rank PU)"
+	}
+	return Op{Name: name, Lane: p.laneAtt + r, Dur: cl.dur, Layer: l, SubBatch: lbl,
+		Bytes: float64(cl.tok) * 2 * float64(sh.KVHeads*sh.HeadDim*sh.Precision),
+		FLOPs: 4 * float64(cl.tok) * float64(sh.Heads*sh.HeadDim)}
+}
+
+// bankUsage is, per logic bank, the share of the rank's read steps in which that bank
+// reads useful data: tails appear where a head's tokens are not a multiple of the bank
+// count (K) or of the tokens one V step reads.
+func (p *l3) bankUsage(it *l3Iter) {
+	clear(p.bankUse)
+	if p.lc.Attention != L3AttnBankPIM {
+		for b := range p.bankUse {
+			p.bankUse[b] = 1
+		}
+		return
+	}
+	// Σ over requests of bankUseful(s, b), from histograms of s mod banks and s mod vTokens.
+	l := p.layout
+	var total, base int64
+	kTail := make([]int64, l.banks+1)
+	vTail := make([]int64, l.vTokens+1)
+	for i := range it.n {
+		for _, r := range it.sb[i].dec {
+			s := r.SeqLen()
+			total += l.steps(s)
+			base += int64((s/l.banks)*l.kRDs + s/l.vTokens)
+			kTail[s%l.banks]++
+			vTail[s%l.vTokens]++
+		}
+	}
+	// requests whose tail passes bank b (K) or quad q (V): s mod banks > b, s mod vTokens > q
+	for k := len(kTail) - 2; k >= 0; k-- {
+		kTail[k] += kTail[k+1]
+	}
+	for k := len(vTail) - 2; k >= 0; k-- {
+		vTail[k] += vTail[k+1]
+	}
+	for b := range p.bankUse {
+		if total > 0 {
+			use := base + kTail[b+1]*int64(l.kRDs) + vTail[b/l.vBanks+1]
+			p.bankUse[b] = float64(use*int64(l.computeMul)) / float64(total)
+		}
+	}
+}
+
+// --- views ---
+
+func (p *l3) observe(snap *Snapshot, s *Schedule, running []*Request) {
+	T := float64(snap.IterTime)
+	sec := snap.IterTime.Seconds()
+	busy := s.Busy()
+	u := snap.Metrics.Util
+	var gfl, gby float64
+	for _, sp := range s.Spans {
+		if sp.Lane < p.laneGPU+p.dp {
+			gfl += sp.FLOPs
+			gby += sp.Bytes
+		}
+	}
+	u["gpu"] = gfl / (p.gpu.PeakFLOPS * float64(p.dp) * sec)
+	sumBusy := func(from, n int) float64 {
+		var b Time
+		for l := from; l < from+n; l++ {
+			b += busy[l]
+		}
+		return float64(b) / (float64(n) * T)
+	}
+	switch p.lc.Attention {
+	case L3AttnBankPIM, L3AttnRankPIM:
+		u["pim"] = sumBusy(p.laneAtt, p.nrs)
+	case L3AttnHBMPIM:
+		u["pim"] = sumBusy(p.laneAtt, p.dp)
+	case L3AttnCPU:
+		u["cpu"] = sumBusy(p.laneAtt, 1)
+	case L3AttnGPU:
+		u["bandwidth"] = min(1, gby/(p.gpu.MemBandwidth*float64(p.dp)*sec))
+	}
+	if p.laneH2D >= 0 {
+		u["pcie"] = sumBusy(p.laneH2D, 2)
+	}
+	snap.Neurons.Reason = "N/A: the L3 family keeps every FC layer (QKV, projection, FFN) on the GPUs — 100% \"hot\" — and only decode attention in memory, so there is no neuron partition to show"
+	p.observeBanks(snap, busy, running)
+	p.observeKV(snap, running)
+}
+
+func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
+	g := &snap.Banks
+	h := p.lc.Host
+	switch p.lc.Attention {
+	case L3AttnGPU:
+		g.Reason = "GPU-only: the KV cache and decode attention are in the GPUs' HBM; there is no processing in memory to show"
+		return
+	case L3AttnHBMPIM:
+		g.Reason = fmt.Sprintf("GPU + HBM-PIM: decode attention runs in each GPU's HBM-PIM (%.1f TB/s in all), modelled per device; see the HBM-PIM lanes of the timeline", p.lc.PIM.HBMPIMTBps)
+		return
+	case L3AttnCPU:
+		g.Reason = fmt.Sprintf("CPU offload: the host CPU streams the KV cache over the %d DDR4 channels at %.0f GB/s; the DIMMs have no processing units", h.Channels, h.CPUBandwidthGBps)
+		return
+	}
+	T := float64(snap.IterTime)
+	banks := h.BanksPerRank()
+	g.RowKind, g.ColKind = "channel", "bank"
+	g.Rows, g.Cols, g.ColGroup = p.nch, p.nrs*banks, banks
+	cells := g.Rows * g.Cols
+	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
+	g.RowNotes = make([]string, g.Rows)
+	owner := make([]int, p.nrs)
+	longest := make([]int, p.nrs)
+	for r := range owner {
+		owner[r] = -1
+	}
+	for _, rq := range running {
+		if rq.Status != Running {
+			continue
+		}
+		if st := p.reqs[rq]; st != nil && rq.SeqLen() > longest[st.off] {
+			owner[st.off], longest[st.off] = rq.ID, rq.SeqLen()
+		}
+	}
+	var mx, sum float64
+	for c := range p.nch {
+		share := float64(p.nh[c]) / float64(p.maxNh)
+		var rowBusy float64
+		for r := range p.nrs {
+			b := float64(busy[p.laneAtt+r]) / T * share
+			recv := float64(p.rsRecv[r]) / T
+			rowBusy += b
+			w := float64(p.rsBusy[r]) * float64(p.nh[c])
+			mx = max(mx, w)
+			sum += w
+			for k := range banks {
+				i := c*g.Cols + r*banks + k
+				g.PIM[i] = min(1, b*p.bankUse[k])
+				g.Mem[i] = min(1, recv)
+				g.Owner[i] = owner[r]
+			}
+		}
+		g.RowNotes[c] = fmt.Sprintf("%d heads/layer · PIM %.0f%%", p.nh[c], 100*rowBusy/float64(p.nrs))
+	}
+	if sum > 0 {
+		snap.Metrics.LoadImbalance = mx / (sum / float64(p.nch*p.nrs))
+	}
+}
+
+// layersOn counts, into n, how many of a request's layers sit on each rankset.
+func (p *l3) layersOn(rq *Request, off int, n []int) {
+	L := p.sh.Layers
+	clear(n)
+	if !p.lc.CommOverlap {
+		for l := range L {
+			n[p.naiveRankset(rq, l)]++
+		}
+		return
+	}
+	for r := range n {
+		n[r] = L / p.nrs
+		if mod(r-off, p.nrs) < L%p.nrs {
+			n[r]++
+		}
+	}
+}
+
+func (p *l3) observeKV(snap *Snapshot, running []*Request) {
+	kv := &snap.KV
+	sh := p.sh
+	if !p.lc.hostKV() {
+		bt := max(1, p.lc.GPU.KVBlockTokens)
+		kv.Unit = fmt.Sprintf("paged block (%d tokens of one layer, K or V, of one GPU's heads)", bt)
+		kv.LocKind = "HBM"
+		kv.BlockBytes = p.blkBytes
+		p.kv.snapshot(kv, func(i int) string {
+			switch {
+			case i >= p.dp:
+				return "host DDR4 (CPU)"
+			case p.dp == 1:
+				return fmt.Sprintf("HBM (%d GPUs)", sh.TP)
+			}
+			return fmt.Sprintf("HBM g%d (%d GPUs)", i, sh.TP)
+		}, running, func(r *Request) float64 {
+			s := r.SeqLen()
+			return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
+		})
+		if kv.Capacity > 0 {
+			snap.Metrics.KVUtil = float64(kv.Used) / float64(kv.Capacity)
+		}
+		return
+	}
+	banks := p.lc.Host.BanksPerRank()
+	kv.Unit = fmt.Sprintf("block (%d tokens of one head's K or V in one layer, %d B, in one rank: token t in logic bank t mod %d)", banks, int(p.blkBytes), banks)
+	kv.LocKind = "rankset"
+	kv.BlockBytes = p.blkBytes
+	perRS := int(float64(p.nch) * p.lc.Host.RankBytes() / p.blkBytes)
+	kv.Locations = make([]KVLocation, 1+p.nrs)
+	kv.Locations[0] = KVLocation{Label: fmt.Sprintf("host: %d ranksets", p.nrs), Capacity: perRS * p.nrs}
+	for r := range p.nrs {
+		kv.Locations[1+r] = KVLocation{Label: fmt.Sprintf("rankset %d (ch0–%d)", r, p.nch-1), Capacity: perRS}
+	}
+	// Each request's blocks in all ranksets are one holder of the host bar; the rankset
+	// bars show what the layer-wise round-robin puts on each.
+	hold := make([]KVHolder, 0, len(running))
+	on := make([]int, p.nrs)
+	var live, alloc float64
+	for _, rq := range running {
+		st := p.reqs[rq]
+		if st == nil || rq.Loc < 0 {
+			continue
+		}
+		s := rq.SeqLen()
+		if rq.Status == Prefilling {
+			s = st.done // only the prefilled part has landed in the DIMMs
+		}
+		slots := ceilDiv(s, banks)
+		fill := 0.0
+		if slots > 0 {
+			fill = float64(s) / float64(slots*banks)
+		}
+		total := 0
+		p.layersOn(rq, st.off, on)
+		for r := range p.nrs {
+			b := on[r] * sh.KVHeads * slots
+			total += b
+			kv.Locations[1+r].Used += 2 * b
+		}
+		hold = append(hold, KVHolder{Request: rq.ID, KBlocks: total, VBlocks: total, Reserved: 2 * total, Fill: fill})
+		alloc += float64(2*total) * p.blkBytes
+		live += float64(2*total) * p.blkBytes * fill
+	}
+	kv.Locations[0].Holders = hold
+	for r := range p.nrs {
+		kv.Locations[0].Used += kv.Locations[1+r].Used
+	}
+	for i := range kv.Locations {
+		kv.Locations[i].Reserved = kv.Locations[i].Used
+	}
+	kv.Capacity, kv.Used, kv.Reserved = kv.Locations[0].Capacity, kv.Locations[0].Used, kv.Locations[0].Used
+	if alloc > 0 {
+		kv.Fragmentation = max(0, 1-live/alloc)
+	}
+	if kv.Capacity > 0 {
+		snap.Metrics.KVUtil = float64(kv.Used) / float64(kv.Capacity)
+	}
+}
