@@ -1,0 +1,1217 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// This file is the Hermes family's neuron machinery (Hermes, HPCA 2025, §III–§IV): a
+// seeded synthetic activation trace per sparse block, the offline neuron mapping, the
+// lightweight predictor, the online promotion of hot neurons to the GPU and the
+// window-based remapping of cold neurons across DIMMs. Every neuron of the model is
+// tracked; the per-token work is one pass over each block's arrays.
+//
+// A "neuron" is a row of the stacked [W_Q|W_K|W_V] (one input dimension, skipped when the
+// ReLU before QKV zeroes it) or one FFN channel (a column of FC1, and of the gate for a
+// gated FFN, with the matching row of FC2). The sparse blocks of a token run in order
+// QKV(0), MLP(0), QKV(1), …; each block's parents are in the block before it.
+//
+// Inside a block neurons are stored in descending order of their offline activation
+// frequency (rank order), so a bin of the view is a contiguous range and the hottest
+// neurons come first. Their native index (the position in the weight matrix) is a seeded
+// random permutation of the rank; clusters and the chunked layout use it.
+
+const (
+	kindQKV = 0
+	kindMLP = 1
+
+	normBits = 12
+	normSize = 1 << normBits
+	cdfSize  = 4096
+	cdfSpan  = 8.0 // the CDF table covers [−cdfSpan, cdfSpan]
+)
+
+var (
+	// normTab holds the centres of normSize equiprobable cells of N(0,1), rescaled to unit
+	// variance: a uniform 12-bit index draws a standard normal.
+	normTab [normSize]float32
+	cdfTab  [cdfSize + 1]float32
+)
+
+func init() {
+	var v float64
+	for k := range normTab {
+		z := math.Sqrt2 * math.Erfinv(2*(float64(k)+0.5)/normSize-1)
+		normTab[k] = float32(z)
+		v += z * z
+	}
+	s := float32(1 / math.Sqrt(v/normSize))
+	for k := range normTab {
+		normTab[k] *= s
+	}
+	for k := range cdfTab {
+		x := -cdfSpan + 2*cdfSpan*float64(k)/cdfSize
+		cdfTab[k] = float32(normCDF(x))
+	}
+}
+
+// phiApprox is the standard normal CDF by table interpolation (error < 1e-5).
+func phiApprox(x float32) float32 {
+	u := (x + cdfSpan) * (cdfSize / (2 * cdfSpan))
+	if u <= 0 {
+		return 0
+	}
+	if u >= cdfSize {
+		return 1
+	}
+	k := int(u)
+	f := u - float32(k)
+	return cdfTab[k] + f*(cdfTab[k+1]-cdfTab[k])
+}
+
+// splitmix is SplitMix64's finaliser: a counter-based hash, so any draw can be
+// regenerated from (seed, stream, indices).
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func hash3(a, b, c uint64) uint64 { return splitmix(splitmix(splitmix(a)^b) ^ c) }
+
+// wyrng is a fast sequential generator (wyrand) seeded from a counter hash; it yields
+// five 12-bit normals per 64-bit draw.
+type wyrng struct {
+	s    uint64
+	r    uint64
+	left uint
+}
+
+func (g *wyrng) u64() uint64 {
+	g.s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(g.s, g.s^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+func (g *wyrng) normal() float32 {
+	if g.left < normBits {
+		g.r, g.left = g.u64(), 60
+	}
+	z := normTab[g.r&(normSize-1)]
+	g.r >>= normBits
+	g.left -= normBits
+	return z
+}
+
+// hashNormal is a standard normal drawn from a counter hash.
+func hashNormal(h uint64) float32 { return normTab[h&(normSize-1)] }
+
+// powerLaw returns the activation probabilities of n neurons in rank order,
+// p(x) = min(0.99, c·x^−α) at x = (r+0.5)/n, with mean rho and the top hotFrac of neurons
+// carrying hotShare of the activations. Where no α reaches hotShare (more than
+// hotFrac·0.99/hotShare of neurons fire per token, e.g. 20/80 with over 24.75% active),
+// it uses the α at which the share reaches 95% of the largest attainable. It also returns
+// α and the share reached.
+func powerLaw(n int, rho, hotFrac, hotShare float64) ([]float64, float64, float64) {
+	// Fit on at most 4096 evenly spaced ranks (the curve is smooth), then fill all n.
+	m := min(n, 4096)
+	p := make([]float64, m)
+	lx := make([]float64, m)
+	for r := range lx {
+		lx[r] = math.Log((float64(r) + 0.5) / float64(m))
+	}
+	fill := func(c, a float64) float64 {
+		s := 0.0
+		lc := math.Log(c)
+		for r := range p {
+			v := math.Exp(lc - a*lx[r])
+			if v > 0.99 {
+				v = 0.99
+			}
+			p[r] = v
+			s += v
+		}
+		return s / float64(len(p))
+	}
+	// fitC sets p for exponent a with mean rho.
+	fitC := func(a float64) {
+		lo, hi := 0.0, 1.0
+		for fill(hi, a) < rho && hi < 1e12 {
+			hi *= 4
+		}
+		for range 50 {
+			m := (lo + hi) / 2
+			if fill(m, a) < rho {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		fill((lo+hi)/2, a)
+	}
+	k := max(1, int(hotFrac*float64(m)))
+	share := func() float64 {
+		var top, all float64
+		for r, v := range p {
+			all += v
+			if r < k {
+				top += v
+			}
+		}
+		return top / all
+	}
+	const aMax = 12.0
+	fitC(aMax)
+	target := hotShare
+	if sup := share(); sup < target {
+		target = 0.95 * sup
+	}
+	lo, hi := 0.0, aMax
+	for range 30 {
+		m := (lo + hi) / 2
+		fitC(m)
+		if share() < target {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	a := (lo + hi) / 2
+	fitC(a)
+	sh := share()
+	if m == n {
+		return p, a, sh
+	}
+	// The constant c that gives the mean over the subsample, applied to every rank.
+	lo, hi = 0, 1
+	for fill(hi, a) < rho && hi < 1e12 {
+		hi *= 4
+	}
+	for range 50 {
+		c := (lo + hi) / 2
+		if fill(c, a) < rho {
+			lo = c
+		} else {
+			hi = c
+		}
+	}
+	c := (lo + hi) / 2
+	full := make([]float64, n)
+	for r := range full {
+		full[r] = min(0.99, c*math.Pow((float64(r)+0.5)/float64(n), -a))
+	}
+	return full, a, sh
+}
+
+// nblock is one sparse block (the QKV input or the MLP of one layer) and its neurons.
+type nblock struct {
+	id, layer, kind int
+	n               int
+	bytes           float64 // weight bytes of one neuron
+	kind0           *nkind  // shared static data of the block's kind
+
+	gap  []float32 // thr − the batch's largest persistent part: active iff S > gap
+	e    []float32 // token-level AR(1) state
+	par1 []uint16  // the two parents of each neuron in the previous block
+	par2 []uint16
+	clus []uint8   // co-activation cluster (contiguous native ranges)
+	kst  []float32 // cluster AR(1) states
+	s1   []uint8   // predictor state (4 bits)
+	loc  []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
+	home []uint8
+	win  []uint8  // tokens active in the current window
+	hot0 []uint64 // bitset: in the offline GPU set
+	slot int      // GPU-resident neurons (fixed per block)
+	sinc int      // tokens since the last remap
+	aS   float32  // parent coefficient of the shared part (calibrated, √(κ/2) without drift)
+	aP   float32  // parent coefficient of the persistent part
+
+	// Results of the last pass.
+	comp              []int32 // neurons computed (predicted active) per location
+	act, pred, fp, fn int32
+	actGPU            int32
+	bins              []NeuronBin
+	cand              []uint16 // off-GPU neurons whose state exceeds T_h
+	ghist             [16]int32
+	promoted          []uint16 // this token, until the pass counts them
+	remapped          []uint16
+	corrN, corrA      [3]int32 // neurons with 0/1/2 parents active, and of them active
+}
+
+// nkind is the static data shared by every block of one kind (same size and rate).
+type nkind struct {
+	n       int
+	p       []float64
+	thr     []float32 // Φ⁻¹(1−p)
+	alpha   float64
+	share   float64
+	binLo   []int32
+	binP    []float32
+	lptHome []uint8 // LPT home of rank r
+}
+
+// neuronSim holds every block and the trace generator.
+type neuronSim struct {
+	sp     Sparsity
+	pol    HermesPolicy
+	locs   int // 1 + home locations
+	seed   uint64
+	bins   int
+	blocks []*nblock
+	kinds  [2]*nkind
+
+	sbuf [2][]float32
+	abuf [2][]uint8
+
+	members []int
+	pPrev   [][]float32
+	pCur    [][]float32
+	fprod   []float32
+
+	token int // tokens generated so far (the RNG counter)
+
+	predPar   [64]uint8
+	predNoPar [64]uint8
+	stateTab  [32]uint8
+	oracle    bool
+
+	// similarity of activated sets, sampled on one MLP block
+	simBlock int
+	ring     [26][]uint64
+	ringN    [26]int
+	ringLen  int
+	ringHead int
+	sim      [3]float64 // d = 1, 10, 25 (−1 when not yet available)
+
+	churn int // offline-hot neurons no longer on the GPU
+	hotN  int
+
+	workers int
+	parts   []passPart
+	zeroPar []uint16
+}
+
+// neuronCosts are the per-neuron expected times the offline mapper balances (Eq. 1–5).
+type neuronCosts struct {
+	gpu, dimm [2]float64 // seconds per activated neuron, per kind, on the GPU and on one home location
+	sync      float64    // 2·T_sync seconds per block that uses the GPU
+	budget    float64    // GPU bytes for hot neurons
+	homes     int        // home locations (DIMMs, or 1 for the host)
+}
+
+func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]int, bytes [2]float64, homes int, cost neuronCosts) (*neuronSim, error) {
+	if homes < 1 || homes > 254 {
+		return nil, fmt.Errorf("the neuron map supports 1 to 254 home locations, got %d", homes)
+	}
+	for k := range n {
+		if n[k] < 1 || n[k] > math.MaxUint16 {
+			return nil, fmt.Errorf("a sparse block of %d neurons is outside the 1–65535 the neuron map tracks", n[k])
+		}
+	}
+	ns := &neuronSim{sp: sp, pol: pol, locs: 1 + homes, seed: seed, bins: max(1, sp.Bins)}
+	ns.oracle = pol.Predictor == PredictOracle
+	ns.workers = max(1, min(runtime.GOMAXPROCS(0), 8))
+	for st := range 16 {
+		for s2 := range 3 {
+			v := st + pol.Lambda*s2
+			ns.predPar[st*3+s2] = b2u(v > pol.Threshold || (pol.Compare == ">=" && v == pol.Threshold))
+			// Block 0 has no previous block: a neuron is predicted from its state alone (s1 > T_h).
+			ns.predNoPar[st*3+s2] = b2u(st > pol.HotThreshold)
+		}
+		ns.stateTab[st*2] = uint8(max(0, st-pol.StateDec))
+		ns.stateTab[st*2+1] = uint8(min(15, st+pol.StateInc))
+	}
+	rate := [2]float64{sp.QKVActive, sp.MLPActive}
+	for k := range 2 {
+		ns.kinds[k] = newKind(n[k], rate[k], sp, ns.bins, homes)
+	}
+	maxN := max(n[0], n[1])
+	ns.zeroPar = make([]uint16, maxN)
+	for i := range 2 {
+		ns.sbuf[i] = make([]float32, maxN)
+		ns.abuf[i] = make([]uint8, maxN)
+	}
+	ns.blocks = make([]*nblock, 2*layers)
+	for b := range ns.blocks {
+		ns.blocks[b] = ns.newBlock(b, b/2, b%2, bytes[b%2])
+	}
+	ns.simBlock = 2*(layers/2) + kindMLP
+	for i := range ns.ring {
+		ns.ring[i] = make([]uint64, (n[kindMLP]+63)/64)
+	}
+	ns.sim = [3]float64{-1, -1, -1}
+	ns.calibrate()
+	ns.mapOffline(cost)
+	for _, b := range ns.blocks {
+		b.collect(pol.HotThreshold)
+	}
+	return ns, nil
+}
+
+func newKind(n int, rho float64, sp Sparsity, bins, homes int) *nkind {
+	k := &nkind{n: n}
+	k.p, k.alpha, k.share = powerLaw(n, rho, sp.HotFrac, sp.HotShare)
+	k.thr = make([]float32, n)
+	for i, v := range k.p {
+		k.thr[i] = float32(math.Sqrt2 * math.Erfinv(1-2*v)) // Φ⁻¹(1−p)
+	}
+	bins = min(bins, n)
+	k.binLo = make([]int32, bins+1)
+	for i := range k.binLo {
+		k.binLo[i] = int32(i * n / bins)
+	}
+	k.binP = make([]float32, bins)
+	for i := range bins {
+		s := 0.0
+		for r := k.binLo[i]; r < k.binLo[i+1]; r++ {
+			s += k.p[r]
+		}
+		k.binP[i] = float32(s / float64(k.binLo[i+1]-k.binLo[i]))
+	}
+	// LPT over every neuron in descending frequency: each to the location with the least
+	// activation mass so far (Graham's makespan greedy, within 4/3 of optimal).
+	k.lptHome = make([]uint8, n)
+	loads := make([]float64, homes)
+	for r, v := range k.p {
+		j := 0
+		for h := 1; h < homes; h++ {
+			if loads[h] < loads[j] {
+				j = h
+			}
+		}
+		k.lptHome[r] = uint8(j)
+		loads[j] += v
+	}
+	return k
+}
+
+func b2u(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// calibrate scales each block's parent term so the latent variables keep their variance
+// however deep the block: two parents drawn at random from the previous block share
+// ancestors after a few layers, so their sum's variance exceeds twice a parent's and the
+// activity would drift with depth. Over calibM independent draws of the whole chain it
+// measures E[(x_π1 + x_π2)²] per block and sets the parent coefficient to
+// √(κ·v / E[(x_π1 + x_π2)²]), v the part's variance (1−β shared, β persistent), which is
+// √(κ/2) when the parents are independent.
+func (ns *neuronSim) calibrate() {
+	const calibM = 4
+	sp := ns.sp
+	bb := math.Sqrt(1 - sp.Kappa)
+	maxN := len(ns.sbuf[0])
+	for part := range 2 {
+		v := 1 - sp.Beta
+		if part == 1 {
+			v = sp.Beta
+		}
+		var prev, cur [calibM][]float32
+		for m := range calibM {
+			prev[m], cur[m] = make([]float32, maxN), make([]float32, maxN)
+		}
+		g := wyrng{s: hash3(ns.seed, 0x63616c6962, uint64(part))}
+		for _, b := range ns.blocks {
+			coef := 0.0
+			own := 1.0
+			if b.id > 0 {
+				own = bb
+				var q2 float64
+				for m := range calibM {
+					for i := range b.n {
+						q := float64(prev[m][b.par1[i]] + prev[m][b.par2[i]])
+						q2 += q * q
+					}
+				}
+				q2 /= float64(calibM * b.n)
+				if q2 > 0 {
+					coef = math.Sqrt(sp.Kappa * v / q2)
+				}
+			}
+			var kst [256]float32
+			for m := range calibM {
+				for k := range b.kst {
+					kst[k] = g.normal()
+				}
+				cg := float32(own * math.Sqrt(sp.Gamma))
+				ce := float32(own * math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
+				cp := float32(own * math.Sqrt(sp.Beta))
+				for i := range b.n {
+					x := float32(0)
+					if b.id > 0 {
+						x = float32(coef) * (prev[m][b.par1[i]] + prev[m][b.par2[i]])
+					}
+					if part == 0 {
+						x += cg*kst[b.clus[i]] + ce*g.normal()
+					} else {
+						x += cp * g.normal()
+					}
+					cur[m][i] = x
+				}
+			}
+			if part == 0 {
+				b.aS = float32(coef)
+			} else {
+				b.aP = float32(coef)
+			}
+			prev, cur = cur, prev
+		}
+	}
+}
+
+// nativeOrder is block id's seeded permutation from rank to native index.
+func nativeOrder(seed uint64, id, n int) []int32 {
+	g := wyrng{s: hash3(seed, 0x6e6174697665, uint64(id))}
+	native := make([]int32, n)
+	for i := range native {
+		native[i] = int32(i)
+	}
+	for i := n - 1; i > 0; i-- {
+		j := int(g.u64() % uint64(i+1))
+		native[i], native[j] = native[j], native[i]
+	}
+	return native
+}
+
+func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
+	kd := ns.kinds[kind]
+	n := kd.n
+	b := &nblock{id: id, layer: layer, kind: kind, n: n, bytes: bytes, kind0: kd,
+		gap: slices.Clone(kd.thr), e: make([]float32, n), clus: make([]uint8, n),
+		s1: make([]uint8, n), loc: make([]uint8, n), home: make([]uint8, n), win: make([]uint8, n),
+		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP))}
+	K := max(1, min(ns.sp.Clusters, 255))
+	b.kst = make([]float32, K)
+	native := nativeOrder(ns.seed, id, n)
+	g := wyrng{s: hash3(ns.seed, 0x626c6f636b, uint64(id))}
+	for r := range n {
+		b.clus[r] = uint8(int(native[r]) * K / n)
+		b.e[r] = g.normal()
+	}
+	for k := range b.kst {
+		b.kst[k] = g.normal()
+	}
+	if id > 0 {
+		pn := ns.kinds[(id-1)%2].n
+		b.par1, b.par2 = make([]uint16, n), make([]uint16, n)
+		for i := range n {
+			b.par1[i] = uint16(g.u64() % uint64(pn))
+			b.par2[i] = uint16(g.u64() % uint64(pn))
+		}
+	}
+	homes := ns.locs - 1
+	switch ns.pol.Layout {
+	case LayoutChunked:
+		for r := range n {
+			b.home[r] = uint8(int(native[r]) * homes / n)
+		}
+	case LayoutRandom:
+		for r := range n {
+			b.home[r] = uint8(g.u64() % uint64(homes))
+		}
+	default:
+		copy(b.home, kd.lptHome)
+	}
+	for r := range n {
+		b.loc[r] = 1 + b.home[r]
+	}
+	return b
+}
+
+// mapperFraction is the offloading baselines' resident set: a fixed fraction of every
+// block by native index, unrelated to how often a neuron fires.
+const mapperFraction = "fraction"
+
+// mapOffline chooses the GPU-resident neurons: the ILP-equivalent greedy (hottest first
+// within a block, GPU bytes water-filled over blocks where the expected layer time
+// max(T_GPU, T_DIMM) drops most per byte), a random set of the same byte budget, or (for
+// the offloading baselines) a fixed fraction by native index.
+func (ns *neuronSim) mapOffline(c neuronCosts) {
+	var total float64
+	for _, b := range ns.blocks {
+		total += float64(b.n) * b.bytes
+	}
+	frac := min(1, c.budget/total)
+	switch ns.pol.Mapper {
+	case MapperRandom:
+		for _, b := range ns.blocks {
+			g := wyrng{s: hash3(ns.seed, 0x72616e646f6d, uint64(b.id))}
+			for r := range b.n {
+				if float64(g.u64()>>11)/(1<<53) < frac {
+					b.setGPU(r)
+				}
+			}
+		}
+	case mapperFraction:
+		for _, b := range ns.blocks {
+			k := int32(frac * float64(b.n))
+			for r, v := range nativeOrder(ns.seed, b.id, b.n) {
+				if v < k {
+					b.setGPU(r)
+				}
+			}
+		}
+	default:
+		k := waterFill(ns.blocks, c)
+		for bi, b := range ns.blocks {
+			for r := range k[bi] {
+				b.setGPU(r)
+			}
+		}
+	}
+	for _, b := range ns.blocks {
+		ns.hotN += b.slot
+	}
+}
+
+func (b *nblock) setGPU(r int) {
+	b.loc[r] = 0
+	b.hot0[r/64] |= 1 << (r % 64)
+	b.slot++
+}
+
+func (b *nblock) isHot0(r int) bool { return b.hot0[r/64]&(1<<(r%64)) != 0 }
+
+// fillItem is one block in the water-filling heap.
+type fillItem struct {
+	b     int
+	gain  float64 // τ decrease per byte of the next chunk
+	chunk int
+}
+
+type fillHeap []fillItem
+
+func (h fillHeap) Len() int { return len(h) }
+func (h fillHeap) Less(i, j int) bool {
+	if h[i].gain != h[j].gain {
+		return h[i].gain > h[j].gain
+	}
+	return h[i].b < h[j].b
+}
+func (h fillHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *fillHeap) Push(x any)   { *h = append(*h, x.(fillItem)) }
+func (h *fillHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// waterFill is the greedy for Eq. 1–7: within a block the hottest neurons are always the
+// best GPU choices (same size and cost), so a block's GPU set is a prefix in rank order;
+// the GPU budget goes, a chunk at a time, to the block whose expected time
+// τ(k) = max(T_GPU·Σ_{r<k} f_r + 2·T_sync, T_DIMM·Σ_{r≥k} f_r / J) drops most per byte,
+// until the budget is spent or no block improves. It returns k per block.
+func waterFill(blocks []*nblock, c neuronCosts) []int {
+	k := make([]int, len(blocks))
+	var prefix [2][]float64
+	for kd := range 2 {
+		for _, b := range blocks {
+			if b.kind == kd {
+				p := b.kind0.p
+				pre := make([]float64, len(p)+1)
+				for i, v := range p {
+					pre[i+1] = pre[i] + v
+				}
+				prefix[kd] = pre
+				break
+			}
+		}
+	}
+	tau := func(b *nblock, kk int) float64 {
+		pre := prefix[b.kind]
+		g := 0.0
+		if kk > 0 {
+			g = c.gpu[b.kind]*pre[kk] + c.sync
+		}
+		d := c.dimm[b.kind] * (pre[b.n] - pre[kk]) / float64(max(1, c.homes))
+		return max(g, d)
+	}
+	item := func(bi int) (fillItem, bool) {
+		b := blocks[bi]
+		if k[bi] >= b.n {
+			return fillItem{}, false
+		}
+		ch := min(max(1, b.n/512), b.n-k[bi])
+		d := tau(b, k[bi]) - tau(b, k[bi]+ch)
+		if d <= 0 && k[bi] == 0 {
+			// The first chunk pays the syncs; look further before giving up on a block
+			// the GPU has not touched yet.
+			for ch2 := ch * 2; ch2 <= b.n; ch2 *= 2 {
+				if d2 := tau(b, 0) - tau(b, ch2); d2 > 0 {
+					return fillItem{b: bi, gain: d2 / (float64(ch2) * b.bytes), chunk: ch2}, true
+				}
+			}
+		}
+		if d <= 0 {
+			return fillItem{}, false
+		}
+		return fillItem{b: bi, gain: d / (float64(ch) * b.bytes), chunk: ch}, true
+	}
+	h := &fillHeap{}
+	for bi := range blocks {
+		if it, ok := item(bi); ok {
+			*h = append(*h, it)
+		}
+	}
+	heap.Init(h)
+	left := c.budget
+	for h.Len() > 0 {
+		it := heap.Pop(h).(fillItem)
+		b := blocks[it.b]
+		ch := it.chunk
+		if need := float64(ch) * b.bytes; need > left {
+			ch = int(left / b.bytes)
+			if ch <= 0 {
+				continue
+			}
+		}
+		k[it.b] += ch
+		left -= float64(ch) * b.bytes
+		if nx, ok := item(it.b); ok {
+			heap.Push(h, nx)
+		}
+	}
+	return k
+}
+
+// setBatch makes the trace follow the running requests. Each request has its own
+// persistent context part (drawn per request); a neuron fires for the batch when it fires
+// for any request, so only the batch's largest persistent part matters per neuron. A
+// request leaving recomputes it; requests joining raise it. The prefill of the joining
+// requests initialises the predictor states from their activation frequencies over the
+// prompt (16 stages, §IV-C): states are reset when the whole batch is new and raised
+// otherwise.
+func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
+	left := false
+	for _, m := range ns.members {
+		if !slices.Contains(ids, m) {
+			left = true
+			break
+		}
+	}
+	ns.members = append(ns.members[:0], ids...)
+	if !left && len(fresh) == 0 {
+		return
+	}
+	reset := len(fresh) == len(ids)
+	calc := fresh
+	if left || reset {
+		// Recompute the batch's largest persistent part from scratch.
+		calc = ids
+		inf := float32(math.Inf(1))
+		for _, b := range ns.blocks {
+			for i := range b.gap {
+				b.gap[i] = inf
+			}
+		}
+	}
+	if reset {
+		ns.ringLen, ns.ringHead = 0, 0
+		ns.sim = [3]float64{-1, -1, -1}
+	}
+	if len(calc) == 0 {
+		return
+	}
+	for len(ns.pPrev) < len(calc) {
+		ns.pPrev = append(ns.pPrev, make([]float32, len(ns.sbuf[0])))
+		ns.pCur = append(ns.pCur, make([]float32, len(ns.sbuf[0])))
+	}
+	isFresh := make([]bool, len(calc))
+	anyFresh := false
+	for i, id := range calc {
+		isFresh[i] = slices.Contains(fresh, id)
+		anyFresh = anyFresh || isFresh[i]
+	}
+	sb := float32(math.Sqrt(ns.sp.Beta))
+	sS := float32(math.Sqrt(max(1e-6, 1-ns.sp.Beta)))
+	bb := float32(math.Sqrt(1 - ns.sp.Kappa))
+	n := max(1.0, promptLen)
+	if cap(ns.fprod) < len(ns.sbuf[0]) {
+		ns.fprod = make([]float32, len(ns.sbuf[0]))
+	}
+	for _, b := range ns.blocks {
+		thr := b.kind0.thr
+		fp := ns.fprod[:b.n]
+		for i := range fp {
+			fp[i] = 1
+		}
+		for ri, id := range calc {
+			pc, pp := ns.pCur[ri][:b.n], ns.pPrev[ri]
+			hb := hash3(ns.seed^0x63747874, uint64(id), uint64(b.id))
+			for i := range pc {
+				c := sb * hashNormal(splitmix(hb+uint64(i)))
+				v := c
+				if b.id > 0 {
+					v = b.aP*(pp[b.par1[i]]+pp[b.par2[i]]) + bb*c
+				}
+				pc[i] = v
+				if g := thr[i] - v; g < b.gap[i] {
+					b.gap[i] = g
+				}
+				if isFresh[ri] {
+					fp[i] *= 1 - phiApprox((v-thr[i])/sS)
+				}
+			}
+			ns.pPrev[ri], ns.pCur[ri] = ns.pCur[ri], ns.pPrev[ri]
+		}
+		if anyFresh {
+			// Prefill monitor: the frequency over the prompt, with the binomial noise of a
+			// prompt of promptLen tokens, quantised into 16 stages.
+			hn := hash3(ns.seed^0x7072656669, uint64(ns.token), uint64(b.id))
+			for i := range b.n {
+				f := float64(1 - fp[i])
+				cnt := f*n + math.Sqrt(n*f*(1-f))*float64(hashNormal(splitmix(hn+uint64(i))))
+				f = math.Round(min(n, max(0, cnt))) / n
+				st := initState(f, ns.pol.InitBins)
+				if reset || st > b.s1[i] {
+					b.s1[i] = st
+				}
+			}
+		}
+		if reset {
+			clear(b.win)
+			b.sinc = 0
+		}
+		b.collect(ns.pol.HotThreshold)
+	}
+}
+
+// initState quantises a prefill activation frequency into the 16 predictor stages: above
+// 90% gives 15, below 2% gives 0 (§IV-C); in between, 14 bins uniform in log frequency
+// (log) or in frequency (linear).
+func initState(f float64, mode string) uint8 {
+	switch {
+	case f > 0.90:
+		return 15
+	case f < 0.02:
+		return 0
+	}
+	var s int
+	if mode == "linear" {
+		s = 1 + int(14*(f-0.02)/(0.90-0.02))
+	} else {
+		s = 1 + int(14*math.Log(f/0.02)/math.Log(0.90/0.02))
+	}
+	return uint8(min(14, max(1, s)))
+}
+
+// collect rebuilds the promotion candidates and the GPU state histogram from the states.
+func (b *nblock) collect(th int) {
+	b.cand = b.cand[:0]
+	b.ghist = [16]int32{}
+	for i, st := range b.s1 {
+		if b.loc[i] == 0 {
+			b.ghist[st]++
+		} else if int(st) > th {
+			b.cand = append(b.cand, uint16(i))
+		}
+	}
+}
+
+// passPart is one worker's share of a block pass: a contiguous range of bins.
+type passPart struct {
+	comp                  [256]int32
+	cand                  []uint16
+	ghist                 [16]int32
+	act, pred, tp, gpuAct int32
+}
+
+// passConst are the per-token constants of a block pass.
+type passConst struct {
+	a, phi, sphi, be float32
+	kc               [256]float32
+	hasPar, oracle   bool
+	th               uint8
+	predTab          *[64]uint8
+	sPrev            []float32
+	aPrev            []uint8
+	sCur             []float32
+	aCur             []uint8
+	seed             uint64
+}
+
+// pass generates block b's activations for the current token, predicts, counts the
+// neurons each location computes, and updates the predictor states and window counts.
+// Bins draw from their own counter-based streams, so the result does not depend on how
+// many workers share the pass.
+func (ns *neuronSim) pass(b *nblock) {
+	sp := &ns.sp
+	var c passConst
+	c.hasPar = b.id > 0
+	c.sPrev, c.aPrev = ns.sbuf[(b.id+1)&1], ns.abuf[(b.id+1)&1]
+	c.sCur, c.aCur = ns.sbuf[b.id&1][:b.n], ns.abuf[b.id&1][:b.n]
+	c.seed = hash3(ns.seed^0x746f6b656e, uint64(ns.token), uint64(b.id))
+	g := wyrng{s: c.seed}
+	phiK := float32(sp.PhiCluster)
+	sK := float32(math.Sqrt(1 - sp.PhiCluster*sp.PhiCluster))
+	for k := range b.kst {
+		b.kst[k] = phiK*b.kst[k] + sK*g.normal()
+	}
+	bb := float32(math.Sqrt(1 - sp.Kappa))
+	c.a = b.aS
+	if !c.hasPar {
+		c.a, bb = 0, 1
+	}
+	cg := bb * float32(math.Sqrt(sp.Gamma))
+	for k, v := range b.kst {
+		c.kc[k] = cg * v
+	}
+	c.phi = float32(sp.Phi)
+	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
+	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
+	c.predTab = &ns.predNoPar
+	if c.hasPar {
+		c.predTab = &ns.predPar
+	}
+	c.oracle = ns.oracle
+	c.th = uint8(ns.pol.HotThreshold)
+
+	nb := len(b.bins)
+	w := min(ns.workers, nb, max(1, b.n/4096))
+	if len(ns.parts) < w {
+		ns.parts = make([]passPart, w)
+	}
+	parts := ns.parts[:w]
+	for i := range parts {
+		parts[i].comp = [256]int32{}
+		if i == 0 {
+			parts[i].cand = b.cand[:0]
+		} else {
+			parts[i].cand = parts[i].cand[:0]
+		}
+	}
+	if w == 1 {
+		ns.passBins(b, &c, 0, nb, &parts[0])
+	} else {
+		var wg sync.WaitGroup
+		for i := 1; i < w; i++ {
+			wg.Go(func() { ns.passBins(b, &c, i*nb/w, (i+1)*nb/w, &parts[i]) })
+		}
+		ns.passBins(b, &c, 0, nb/w, &parts[0])
+		wg.Wait()
+	}
+	clear(b.comp)
+	b.ghist = [16]int32{}
+	var act, pred, tp, gpuAct int32
+	cand := parts[0].cand
+	for i := range parts {
+		pt := &parts[i]
+		for l := range b.comp {
+			b.comp[l] += pt.comp[l]
+		}
+		for k, v := range pt.ghist {
+			b.ghist[k] += v
+		}
+		act += pt.act
+		pred += pt.pred
+		tp += pt.tp
+		gpuAct += pt.gpuAct
+		if i > 0 {
+			cand = append(cand, pt.cand...)
+		}
+	}
+	b.cand = cand
+	parts[0].cand = nil
+	b.act, b.pred, b.fp, b.fn, b.actGPU = act, pred, pred-tp, act-tp, gpuAct
+	for _, r := range b.promoted {
+		b.bins[ns.binOf(b, int(r))].Promoted++
+	}
+	for _, r := range b.remapped {
+		b.bins[ns.binOf(b, int(r))].Remapped++
+	}
+	b.promoted, b.remapped = b.promoted[:0], b.remapped[:0]
+	b.sinc++
+	if b.id == ns.simBlock {
+		ns.similarity(c.aCur)
+		ns.correlation(b, c.aPrev, c.aCur)
+	}
+}
+
+// passBins runs bins [from, to) of block b's pass into pt.
+func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
+	st := &ns.stateTab
+	kd := b.kind0
+	n := b.n
+	e, gap, clus, s1, loc, win := b.e[:n], b.gap[:n], b.clus[:n], b.s1[:n], b.loc[:n], b.win[:n]
+	par1, par2 := b.par1, b.par2
+	if !c.hasPar {
+		// Block 0 has no parents: point at a zero row so one loop serves every block.
+		par1, par2 = ns.zeroPar[:n], ns.zeroPar[:n]
+	}
+	par1, par2 = par1[:n], par2[:n]
+	sPrev, aPrev, sCur, aCur := c.sPrev, c.aPrev, c.sCur[:n], c.aCur[:n]
+	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
+	kc := &c.kc
+	predTab := c.predTab
+	th := c.th
+	comp := &pt.comp
+	cand := pt.cand
+	oracle := c.oracle
+	var ghist [16]int32
+	var tAct, tPred, tTP, tGPUAct int32
+	for bi := from; bi < to; bi++ {
+		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
+		g := wyrng{s: c.seed + uint64(bi)*0x9e3779b97f4a7c15}
+		var nAct, nPred, nTP, nGPU, stSum int32
+		for i := lo; i < hi; i++ {
+			ei := phi*e[i] + sphi*g.normal()
+			e[i] = ei
+			p1, p2 := par1[i], par2[i]
+			s := be*ei + kc[clus[i]] + a*(sPrev[p1]+sPrev[p2])
+			s2 := aPrev[p1] + aPrev[p2]
+			sCur[i] = s
+			act := b2u(s > gap[i])
+			aCur[i] = act
+			old := s1[i]
+			pred := predTab[(old*3+s2)&63]
+			if oracle {
+				pred = act
+			}
+			l := loc[i]
+			comp[l] += int32(pred)
+			nPred += int32(pred)
+			nTP += int32(pred & act)
+			nAct += int32(act)
+			isG := b2u(l == 0)
+			tGPUAct += int32(act & isG)
+			w := win[i]
+			win[i] = w + act&b2u(w < 255)
+			ns1 := st[(old*2+act)&31]
+			s1[i] = ns1
+			stSum += int32(ns1)
+			nGPU += int32(isG)
+			ghist[ns1&15] += int32(isG)
+			if ns1 > th && l != 0 {
+				cand = append(cand, uint16(i))
+			}
+		}
+		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: uint16(nGPU), Active: uint16(nAct), Predicted: uint16(nPred),
+			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP), State: float32(stSum) / float32(max(1, hi-lo))}
+		tAct += nAct
+		tPred += nPred
+		tTP += nTP
+	}
+	pt.cand = cand
+	pt.ghist = ghist
+	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
+}
+
+// correlation measures, on the sampled block, how often a neuron fires when both or one
+// of its two correlated parents fired this token (the paper's layer-wise correlation).
+func (ns *neuronSim) correlation(b *nblock, aPrev, aCur []uint8) {
+	var n, a [3]int32
+	if b.par1 != nil {
+		for i := range b.n {
+			s2 := aPrev[b.par1[i]] + aPrev[b.par2[i]]
+			n[s2]++
+			a[s2] += int32(aCur[i])
+		}
+	}
+	b.corrN, b.corrA = n, a
+}
+
+func (ns *neuronSim) binOf(b *nblock, r int) int {
+	bl := b.kind0.binLo
+	i, _ := slices.BinarySearch(bl, int32(r)+1)
+	return i - 1
+}
+
+// similarity records block simBlock's activated set and compares it with the sets 1, 10
+// and 25 tokens earlier: |A_t ∩ A_{t−d}| / |A_t| (the paper's token-wise similarity).
+func (ns *neuronSim) similarity(act []uint8) {
+	slot := ns.ringHead
+	bs := ns.ring[slot]
+	clear(bs)
+	cnt := 0
+	for i, v := range act {
+		if v != 0 {
+			bs[i/64] |= 1 << (i % 64)
+			cnt++
+		}
+	}
+	ns.ringN[slot] = cnt
+	ns.ringHead = (ns.ringHead + 1) % len(ns.ring)
+	ns.ringLen = min(ns.ringLen+1, len(ns.ring))
+	for k, d := range [3]int{1, 10, 25} {
+		if ns.ringLen <= d || cnt == 0 {
+			continue
+		}
+		old := ns.ring[(slot-d+len(ns.ring))%len(ns.ring)]
+		inter := 0
+		for w, x := range bs {
+			inter += bits.OnesCount64(x & old[w])
+		}
+		ns.sim[k] = float64(inter) / float64(cnt)
+	}
+}
+
+// promote is the online hot/cold adjustment of one block (§IV-D): off-GPU neurons whose
+// state exceeds T_h are copied to the GPU, each overwriting the GPU-resident neuron of
+// the block with the lowest state, as long as the newcomer's state is higher and the
+// copy fits in budget bytes (queue mode; stall mode passes an unbounded budget); the rest
+// stay candidates for a later window. It returns the neurons copied.
+func (ns *neuronSim) promote(b *nblock, budget float64) int {
+	if len(b.cand) == 0 || b.slot == 0 {
+		return 0
+	}
+	m := len(b.cand)
+	if budget < float64(m)*b.bytes {
+		m = int(budget / b.bytes)
+	}
+	if m <= 0 {
+		return 0
+	}
+	// Candidates by state, highest first (hotter rank first among equals).
+	var cnt [17]int
+	for _, c := range b.cand {
+		cnt[15-int(b.s1[c])+1]++
+	}
+	for s := 1; s < 17; s++ {
+		cnt[s] += cnt[s-1]
+	}
+	sorted := make([]uint16, len(b.cand))
+	for _, c := range b.cand {
+		k := 15 - int(b.s1[c])
+		sorted[cnt[k]] = c
+		cnt[k]++
+	}
+	b.cand = sorted
+	// Victims: the m lowest-state GPU residents, found by scanning for states up to the
+	// level the histogram says holds m of them.
+	top := 0
+	for acc := int32(0); top < 15; top++ {
+		acc += b.ghist[top]
+		if acc >= int32(m) {
+			break
+		}
+	}
+	var byState [16][]uint16
+	for i := b.n - 1; i >= 0; i-- {
+		if s := b.s1[i]; b.loc[i] == 0 && int(s) <= top && len(byState[s]) < m {
+			byState[s] = append(byState[s], uint16(i))
+		}
+	}
+	victims := make([]uint16, 0, m)
+	for s := 0; s <= top && len(victims) < m; s++ {
+		victims = append(victims, byState[s][:min(len(byState[s]), m-len(victims))]...)
+	}
+	n := 0
+	for i, c := range b.cand[:min(m, len(victims))] {
+		v := victims[i]
+		if b.s1[c] <= b.s1[v] {
+			break
+		}
+		b.loc[v] = 1 + b.home[v]
+		b.loc[c] = 0
+		if b.isHot0(int(v)) {
+			ns.churn++
+		}
+		if b.isHot0(int(c)) {
+			ns.churn--
+		}
+		b.promoted = append(b.promoted, c)
+		n++
+	}
+	b.cand = b.cand[n:]
+	return n
+}
+
+// remapResult is what Algorithm 1 did to one block.
+type remapResult struct {
+	moved     int
+	pairBytes []float64 // bytes each pair moved (pairs use disjoint DIMM-links)
+	before    []int32   // Z per DIMM before and after
+	after     []int32
+}
+
+// remap is the window-based scheduling of cold neurons (Algorithm 1, implementable form):
+// with A_i the tokens of the window in which cold neuron i fired and Z_j = Σ_i C_ji·A_i,
+// sort the DIMMs by Z, pair the heaviest with the lightest, the second with the second
+// lightest, …, and within each pair move the most active neuron that still narrows the
+// gap (0 < A_i < Z_hi − Z_lo) from the heavy DIMM to the light one, updating Z, until none
+// does. The printed algorithm's partner index J−id (should be J−1−id), inverted loop
+// test and stale Z are corrected. The window counts are cleared.
+func (ns *neuronSim) remap(b *nblock) remapResult {
+	J := ns.locs - 1
+	res := remapResult{pairBytes: make([]float64, J/2), before: make([]int32, J), after: make([]int32, J)}
+	defer func() {
+		clear(b.win)
+		b.sinc = 0
+	}()
+	if J < 2 {
+		return res
+	}
+	Z := make([]int32, J)
+	maxA := 0
+	for i, l := range b.loc {
+		if w := b.win[i]; l != 0 && w > 0 {
+			Z[l-1] += int32(w)
+			maxA = max(maxA, int(w))
+		}
+	}
+	copy(res.before, Z)
+	ord := make([]int, J)
+	for j := range ord {
+		ord[j] = j
+	}
+	slices.SortStableFunc(ord, func(x, y int) int { return int(Z[y] - Z[x]) })
+	heavy := make([]int, J) // pair index of each heavy DIMM, −1 otherwise
+	for j := range heavy {
+		heavy[j] = -1
+	}
+	for id := 0; id < J/2; id++ {
+		heavy[ord[id]] = id
+	}
+	// Cold neurons of each heavy DIMM bucketed by activity.
+	buckets := make([][][]uint16, J/2)
+	for p := range buckets {
+		buckets[p] = make([][]uint16, maxA+1)
+	}
+	for i, l := range b.loc {
+		if l == 0 || b.win[i] == 0 {
+			continue
+		}
+		if p := heavy[l-1]; p >= 0 {
+			buckets[p][b.win[i]] = append(buckets[p][b.win[i]], uint16(i))
+		}
+	}
+	for id := 0; id < J/2; id++ {
+		hi, lo := ord[id], ord[J-1-id]
+		bk := buckets[id]
+		for {
+			gapZ := int(Z[hi] - Z[lo])
+			h := -1
+			for a := min(maxA, gapZ-1); a >= 1; a-- {
+				if len(bk[a]) > 0 {
+					h = a
+					break
+				}
+			}
+			if h < 0 {
+				break
+			}
+			r := bk[h][0]
+			bk[h] = bk[h][1:]
+			b.home[r] = uint8(lo)
+			b.loc[r] = uint8(1 + lo)
+			Z[hi] -= int32(h)
+			Z[lo] += int32(h)
+			res.pairBytes[id] += b.bytes
+			res.moved++
+			b.remapped = append(b.remapped, r)
+		}
+	}
+	copy(res.after, Z)
+	return res
+}
