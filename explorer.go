@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
 
@@ -23,7 +25,21 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 		return err
 	}
 	noColor := os.Getenv("NO_COLOR") != ""
-	m, err := ui.New(cfg, !noColor)
+	var list []ui.PresetInfo
+	for _, name := range presets.Names() {
+		if p, err := presets.Get(name); err == nil {
+			list = append(list, ui.PresetInfo{Name: name, Description: p.Description})
+		}
+	}
+	// A preset picked in the explorer gets the same overrides as the one on the command
+	// line, so --requests or --set keep applying after a switch.
+	load := func(name string) (sim.Config, error) {
+		alt := *o
+		alt.preset, alt.config = name, ""
+		_, c, err := alt.resolve(cmd)
+		return c, err
+	}
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: list, Load: load})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}

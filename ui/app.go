@@ -5,25 +5,43 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pimtui/pimtui/sim"
 )
 
-// Minimum terminal size the dashboard needs.
-const (
-	MinWidth  = 60
-	MinHeight = 16
-)
+// historyCap is how many past iterations the engine keeps for stepping back. It bounds
+// the explorer's memory however long autoplay runs.
+const historyCap = 128
 
-// Model is the explorer's root model.
+// speeds are the autoplay rates in steps per second that + and - move between.
+var speeds = []float64{0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+
+const defaultSpeed = 4
+
+// Options configure the explorer.
+type Options struct {
+	Color   bool // false under NO_COLOR: views keep their glyphs and numbers
+	NoMouse bool // leave the mouse to the terminal, for text selection
+	// Presets are offered by the picker (p); Load builds the engine configuration of one,
+	// with the command line's overrides applied. Without Load the picker is off.
+	Presets []PresetInfo
+	Load    func(name string) (sim.Config, error)
+	// ExportDir is where e writes traces ("" = the current directory).
+	ExportDir string
+}
+
+// Model is the explorer's root model: it owns the engine, the layout, the focus and the
+// routing of keys, and the run loop.
 type Model struct {
+	opts    Options
+	c       *Common
 	cfg     sim.Config
 	eng     *sim.Engine
 	snap    *sim.Snapshot
@@ -31,290 +49,570 @@ type Model struct {
 	busy    bool // a step is running off the UI goroutine
 	pending int  // steps asked for while busy: positive forward, negative back
 	playing bool
-	fps     int
+	// finished is set when the engine reports the end of the run; the UI never asks the
+	// engine itself, which may be stepping in another goroutine.
+	finished bool
+	speed    int
+	err      error
+	noMouse  bool
+
+	status    string
+	statusBad bool
+	statusSeq int
+
+	panes   [numPanes]pane
+	metrics *metrics
+	focus   paneID
+	maxed   bool
+	lay     layout
+	rects   map[paneID]rect
+
 	help    bool
-	err     error
-	width   int
-	height  int
-	styles  styles
+	helpTop int
+	picker  *picker
+	footer  help.Model
+	keyLine string // the footer's short help, redrawn when the focus or size changes
+
+	// after schedules a message (autoplay ticks, status expiry); tests replace it to
+	// control time.
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
-// New returns an explorer over a fresh engine built from cfg.
-func New(cfg sim.Config, color bool) (Model, error) {
-	cfg.HistoryCap = 256
+// New returns an explorer over a fresh engine built from cfg. The first step is taken
+// by Init.
+func New(cfg sim.Config, opts Options) (*Model, error) {
+	if opts.ExportDir == "" {
+		opts.ExportDir = "."
+	}
+	cfg.HistoryCap = historyCap
 	cfg.Recycle = false
 	e, err := sim.New(cfg)
 	if err != nil {
-		return Model{}, err
+		return nil, err
 	}
-	return Model{cfg: cfg, eng: e, fps: 4, width: 80, height: 24, styles: newStyles(color)}, nil
+	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
+	c.Styles = newStyles(c.Color, c.Dark)
+	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, speed: defaultSpeed, busy: true,
+		focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), after: tea.Tick}
+	m.footer.Styles = c.Styles.Help
+	m.footer.ShortSeparator = " · "
+	m.newPanes()
+	m.relayout()
+	return m, nil
+}
+
+func (m *Model) newPanes() {
+	m.metrics = newMetrics(m.c)
+	m.panes = [numPanes]pane{newHeatmap(m.c), newTimeline(m.c), newKVMap(m.c), newNeurons(m.c), m.metrics, newRequests(m.c)}
 }
 
 // stepMsg carries a snapshot computed off the UI goroutine.
 type stepMsg struct {
 	seq  int
+	back bool
 	snap *sim.Snapshot
 	err  error
 }
 
 type tickMsg struct{ seq int }
 
-// stepCmd advances the engine in a goroutine of Bubble Tea's, not the UI's.
+type clearStatusMsg struct{ seq int }
+
+// stepCmd advances the engine in a goroutine of Bubble Tea's, not the UI's. Only one
+// is ever in flight: the engine is not safe for concurrent use.
 func stepCmd(e *sim.Engine, seq int, back bool) tea.Cmd {
 	return func() tea.Msg {
 		if back {
-			s := e.Back()
-			return stepMsg{seq: seq, snap: s}
+			return stepMsg{seq: seq, back: true, snap: e.Back()}
 		}
 		s, err := e.Step()
 		return stepMsg{seq: seq, snap: s, err: err}
 	}
 }
 
-func (m Model) tick() tea.Cmd {
+func (m *Model) tick() tea.Cmd {
 	seq := m.seq
-	return tea.Tick(time.Second/time.Duration(m.fps), func(time.Time) tea.Msg { return tickMsg{seq: seq} })
+	d := time.Duration(float64(time.Second) / speeds[m.speed])
+	return m.after(d, func(time.Time) tea.Msg { return tickMsg{seq: seq} })
 }
 
-// Init takes the first step so the screen opens on iteration 1.
-func (m Model) Init() tea.Cmd {
-	return stepCmd(m.eng, m.seq, false)
+// Init takes the first step so the screen opens on iteration 1, and asks the terminal
+// for its background so the palette suits it.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(stepCmd(m.eng, m.seq, false), tea.RequestBackgroundColor)
 }
 
-func (m Model) request(back bool) (Model, tea.Cmd) {
+// request asks for a step, or queues it while one is in flight.
+func (m *Model) request(back bool) tea.Cmd {
 	if m.busy {
 		if back {
 			m.pending--
 		} else {
 			m.pending++
 		}
-		return m, nil
+		return nil
 	}
 	m.busy = true
 	m.seq++
-	return m, stepCmd(m.eng, m.seq, back)
+	return stepCmd(m.eng, m.seq, back)
 }
 
-// Update routes messages.
-func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+// restart replaces the engine: a reset, or with fresh panes a new preset. A step still
+// running on the old engine finishes there and its result is dropped by its stale
+// sequence number. If cfg cannot build an engine, nothing changes.
+func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
+	cfg.HistoryCap = historyCap
+	cfg.Recycle = false
+	e, err := sim.New(cfg)
+	if err != nil {
+		return m.setStatus(fmt.Sprintf("%s: %v", cfg.Preset, err), true)
+	}
+	m.cfg, m.eng, m.snap, m.playing, m.busy, m.err, m.pending, m.finished = cfg, e, nil, false, false, nil, 0, false
+	m.c.Selected = 0
+	if fresh {
+		m.newPanes()
+	}
+	m.metrics.reset()
+	m.relayout()
+	return m.request(false)
+}
+
+func (m *Model) setStatus(s string, bad bool) tea.Cmd {
+	m.status, m.statusBad = s, bad
+	m.statusSeq++
+	seq := m.statusSeq
+	return m.after(8*time.Second, func(time.Time) tea.Msg { return clearStatusMsg{seq} })
+}
+
+func (m *Model) setSnapshot(s *sim.Snapshot) {
+	noBanks := m.snap != nil && m.snap.Banks.Rows == 0
+	m.snap = s
+	for _, p := range m.panes {
+		p.SetSnapshot(s)
+	}
+	if noBanks != (s.Banks.Rows == 0) {
+		m.relayout()
+	}
+}
+
+// relayout recomputes the layout and gives each visible pane its size.
+func (m *Model) relayout() {
+	m.lay = computeLayout(m.c.Width, m.c.Height, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0)
+	m.rects = m.lay.rects()
+	for id, r := range m.rects {
+		m.panes[id].SetSize(max(0, r.w-2), max(0, r.h-2))
+	}
+	m.footer.SetWidth(m.c.Width)
+	m.keyLine = m.footer.ShortHelpView(append(m.c.Keys.ShortHelp(), m.panes[m.focus].ShortHelp()...))
+}
+
+func (m *Model) tooSmall() bool { return m.c.Width < MinWidth || m.c.Height < MinHeight }
+
+// Update routes messages: results and ticks to the run loop, keys to the overlays, the
+// global bindings or the focused pane, clicks to the pane under the pointer.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
-	case stepMsg:
-		if msg.seq != m.seq {
-			return m, nil
-		}
-		m.busy = false
-		switch {
-		case errors.Is(msg.err, sim.ErrDone):
-			m.playing = false
-		case msg.err != nil:
-			m.err, m.playing = msg.err, false
-		case msg.snap != nil:
-			m.snap = msg.snap
-		}
-		if m.pending != 0 && m.err == nil {
-			back := m.pending < 0
-			if back {
-				m.pending++
-			} else {
-				m.pending--
+		m.c.Width, m.c.Height = max(0, msg.Width), max(0, msg.Height)
+		m.relayout()
+	case tea.BackgroundColorMsg:
+		m.c.Dark = msg.IsDark()
+		m.c.Styles = newStyles(m.c.Color, m.c.Dark)
+		m.footer.Styles = m.c.Styles.Help
+		for _, p := range m.panes {
+			if m.snap != nil {
+				p.SetSnapshot(m.snap)
 			}
-			return m.request(back)
 		}
-		if m.playing {
-			return m, m.tick()
-		}
+		m.relayout()
+	case stepMsg:
+		return m, m.stepped(msg)
 	case tickMsg:
 		if m.playing && msg.seq == m.seq {
-			return m.request(false)
+			return m, m.request(false)
 		}
+	case exportedMsg:
+		if msg.err != nil {
+			return m, m.setStatus("export failed: "+msg.err.Error(), true)
+		}
+		return m, m.setStatus("timeline exported to "+msg.path+" (open it in ui.perfetto.dev)", false)
+	case clearStatusMsg:
+		if msg.seq == m.statusSeq {
+			m.status = ""
+		}
+	case selectMsg:
+		m.c.Selected = msg.id
+		var cmds []tea.Cmd
+		for i, p := range m.panes {
+			var cmd tea.Cmd
+			m.panes[i], cmd = p.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+		return m, tea.Batch(cmds...)
+	case pickMsg:
+		m.picker = nil
+		if m.opts.Load == nil {
+			return m, nil
+		}
+		cfg, err := m.opts.Load(msg.name)
+		if err != nil {
+			return m, m.setStatus(msg.name+": "+err.Error(), true)
+		}
+		old := m.eng
+		cmd := m.restart(cfg, true)
+		if m.eng == old {
+			return m, cmd
+		}
+		return m, tea.Batch(cmd, m.setStatus("loaded preset "+cfg.Preset, false))
+	case closePickerMsg:
+		m.picker = nil
 	case tea.KeyPressMsg:
-		if m.help {
-			m.help = false
-			if msg.String() != "q" && msg.String() != "ctrl+c" {
-				return m, nil
-			}
-		}
-		switch msg.String() {
-		case "q", "ctrl+c":
-			return m, tea.Quit
-		case "?":
-			m.help = true
-		case "space":
-			m.playing = !m.playing
-			if m.playing && !m.busy {
-				return m.request(false)
-			}
-		case "n", "right":
-			m.playing = false
-			return m.request(false)
-		case "b", "left":
-			m.playing = false
-			return m.request(true)
-		case "+", "=":
-			m.fps = min(60, m.fps*2)
-		case "-":
-			m.fps = max(1, m.fps/2)
-		case "r":
-			e, err := sim.New(m.cfg)
-			if err != nil {
-				m.err = err
-				return m, nil
-			}
-			m.eng, m.snap, m.playing, m.busy, m.err, m.pending = e, nil, false, false, nil, 0
-			m.seq++
-			return m.request(false)
+		return m, m.key(msg)
+	case tea.MouseClickMsg:
+		return m, m.click(msg)
+	case tea.MouseWheelMsg:
+		if id, r, ok := m.paneAt(msg.X, msg.Y); ok && m.picker == nil && !m.help {
+			var cmd tea.Cmd
+			mm := msg
+			mm.X, mm.Y = msg.X-r.x-1, msg.Y-r.y-1
+			m.panes[id], cmd = m.panes[id].Update(mm)
+			return m, cmd
 		}
 	}
 	return m, nil
 }
 
-// View renders the whole screen; it never touches the engine.
-func (m Model) View() tea.View {
+// stepped takes a step's result: it shows the snapshot, runs queued steps and keeps
+// autoplay going.
+func (m *Model) stepped(msg stepMsg) tea.Cmd {
+	if msg.seq != m.seq {
+		return nil
+	}
+	m.busy = false
+	var status tea.Cmd
+	switch {
+	case errors.Is(msg.err, sim.ErrDone):
+		m.playing, m.pending, m.finished = false, 0, true
+		text := "run finished; r restarts"
+		if s := m.snap; s != nil {
+			text = fmt.Sprintf("run finished after %d steps: %s of %s requests done; r restarts", s.Step, thousands(s.Done), thousands(s.Total))
+		}
+		status = m.setStatus(text, false)
+	case msg.err != nil:
+		m.err, m.playing, m.pending = msg.err, false, 0
+		status = m.setStatus("the run stopped: "+msg.err.Error(), true)
+	case msg.snap != nil:
+		m.setSnapshot(msg.snap)
+		if msg.back {
+			m.finished = false
+		}
+	case msg.back:
+		m.pending = 0
+		status = m.setStatus("start of the kept history: the explorer keeps the last "+fmt.Sprint(historyCap)+" iterations", false)
+	}
+	if m.pending != 0 && m.err == nil {
+		back := m.pending < 0
+		if back {
+			m.pending++
+		} else {
+			m.pending--
+		}
+		return tea.Batch(status, m.request(back))
+	}
+	if m.playing {
+		return tea.Batch(status, m.tick())
+	}
+	return status
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.Keys
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.picker != nil {
+		var cmd tea.Cmd
+		m.picker, cmd = m.picker.Update(msg)
+		return cmd
+	}
+	if m.help {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return tea.Quit
+		case key.Matches(msg, k.Down):
+			m.helpTop++
+		case key.Matches(msg, k.Up):
+			m.helpTop = max(0, m.helpTop-1)
+		case msg.String() == "pgdown" || msg.String() == "space":
+			m.helpTop += 10
+		case msg.String() == "pgup":
+			m.helpTop = max(0, m.helpTop-10)
+		default:
+			m.help = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.help, m.helpTop = true, 0
+	case key.Matches(msg, k.Play):
+		m.playing = !m.playing
+		if m.playing && !m.busy {
+			return m.request(false)
+		}
+	case key.Matches(msg, k.Step):
+		m.playing = false
+		return m.request(false)
+	case key.Matches(msg, k.Back):
+		m.playing = false
+		return m.request(true)
+	case key.Matches(msg, k.Faster):
+		m.speed = min(len(speeds)-1, m.speed+1)
+	case key.Matches(msg, k.Slower):
+		m.speed = max(0, m.speed-1)
+	case key.Matches(msg, k.Reset):
+		return m.restart(m.cfg, false)
+	case key.Matches(msg, k.Presets):
+		if m.opts.Load == nil || len(m.opts.Presets) == 0 {
+			return m.setStatus("no presets to pick from", true)
+		}
+		m.picker = newPicker(m.c, m.opts.Presets, m.cfg.Preset)
+	case key.Matches(msg, k.Focus):
+		m.setFocus((m.focus + 1) % numPanes)
+	case key.Matches(msg, k.FocusBack):
+		m.setFocus((m.focus + numPanes - 1) % numPanes)
+	case key.Matches(msg, k.Jump):
+		m.setFocus(paneID(msg.String()[0] - '1'))
+	case key.Matches(msg, k.Maximise):
+		m.maxed = !m.maxed
+		m.relayout()
+	case key.Matches(msg, k.Export):
+		if m.snap == nil {
+			return m.setStatus("nothing to export before the first step", true)
+		}
+		return tea.Batch(m.setStatus("exporting…", false), exportCmd(m.snap, m.cfg.Preset, m.opts.ExportDir))
+	default:
+		var cmd tea.Cmd
+		m.panes[m.focus], cmd = m.panes[m.focus].Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+func (m *Model) setFocus(id paneID) {
+	if id < 0 || id >= numPanes {
+		return
+	}
+	m.focus = id
+	m.relayout()
+}
+
+// paneAt finds the pane whose frame holds the screen cell (x, y).
+func (m *Model) paneAt(x, y int) (paneID, rect, bool) {
+	if m.tooSmall() {
+		return 0, rect{}, false
+	}
+	for id, r := range m.rects {
+		if r.contains(x, y) {
+			return id, r, true
+		}
+	}
+	return 0, rect{}, false
+}
+
+func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
+	if m.picker != nil || m.help || m.tooSmall() {
+		return nil
+	}
+	if m.lay.tabs && msg.Y == 1 {
+		for i, x := range tabX(m.c.Width) {
+			if msg.X >= x[0] && msg.X < x[1] {
+				m.setFocus(paneID(i))
+			}
+		}
+		return nil
+	}
+	id, r, ok := m.paneAt(msg.X, msg.Y)
+	if !ok {
+		return nil
+	}
+	if id != m.focus {
+		m.focus = id
+		m.relayout()
+		r = m.rects[id]
+	}
+	mm := msg
+	mm.X, mm.Y = msg.X-r.x-1, msg.Y-r.y-1
+	var cmd tea.Cmd
+	m.panes[id], cmd = m.panes[id].Update(mm)
+	return cmd
+}
+
+// View renders the whole screen from the model; it never touches the engine.
+func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "pimtui — " + m.cfg.Preset
+	if !m.noMouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	return v
 }
 
-func (m Model) render() string {
-	w, h := m.width, m.height
-	if w < MinWidth || h < MinHeight {
+func (m *Model) render() string {
+	w, h := m.c.Width, m.c.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if m.tooSmall() {
 		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
-		return fit(msg+"\nenlarge the window or press q to quit", w, h)
+		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
+		return strings.Join(fitLines(lines, w, h), "\n")
 	}
-	var b strings.Builder
-	b.WriteString(m.header(w))
-	b.WriteString("\n")
-	body := h - 3
-	if m.help {
-		b.WriteString(fit(helpText, w, body))
-	} else {
-		b.WriteString(fit(m.body(w, body), w, body))
+	lines := make([]string, 0, h)
+	lines = append(lines, m.header(w))
+	if m.lay.tabs {
+		lines = append(lines, m.tabs(w))
 	}
-	b.WriteString("\n")
-	b.WriteString(m.styles.dim.Render(truncate("space play/pause · n/→ step · b/← back · +/- speed · r reset · ? help · q quit", w)))
-	return fit(b.String(), w, h)
-}
-
-const helpText = `Keys
-  space      play / pause autoplay
-  n, →       step one decode iteration
-  b, ←       step back through the history
-  + / -      faster / slower autoplay
-  r          reset the run
-  ?          this help (any key closes it)
-  q, ctrl+c  quit
-
-Reading the screen
-  The lanes show how busy each resource was in the last iteration; idle time is a
-  bubble, and the cause column says what the lane waited for.`
-
-func (m Model) header(w int) string {
-	c := m.cfg
-	state := "paused"
-	if m.playing {
-		state = fmt.Sprintf("playing %d/s", m.fps)
-	}
-	step, now, thr := 0, 0.0, 0.0
-	if m.snap != nil {
-		step, now, thr = m.snap.Step, m.snap.Now.Seconds(), m.snap.Metrics.Throughput
-	}
-	left := m.styles.title.Render("pimtui") + " " + m.styles.bold.Render(c.Preset) + " · " + c.Model.Display + " tp" + fmt.Sprint(c.TP) + " · " + c.Workload.Dataset.Name
-	right := fmt.Sprintf("step %d · %.4g s · %.0f tok/s · %s", step, now, thr, state)
-	gap := w - ansi.StringWidth(left) - ansi.StringWidth(right)
-	if gap < 1 {
-		return truncate(left+" · "+right, w)
-	}
-	return left + strings.Repeat(" ", gap) + right
-}
-
-func (m Model) body(w, h int) string {
-	if m.err != nil {
-		return m.styles.bad.Render("error: " + m.err.Error())
-	}
-	s := m.snap
-	if s == nil {
-		return "stepping…"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "iteration %d: %s · batch %d · %d prefills · queue %d · done %d/%d · KV %.1f%% used\n\n",
-		s.Step, s.IterTime, s.Batch, s.Prefills, s.Queue, s.Done, s.Total, 100*s.Metrics.KVUtil)
-	b.WriteString(m.styles.bold.Render("lane busy this iteration") + "\n")
-	busy := map[int]sim.Time{}
-	for _, sp := range s.Timeline.Spans {
-		busy[sp.Lane] += sp.Dur
-	}
-	worst := map[int]sim.Bubble{}
-	for _, bb := range s.Timeline.Bubbles {
-		if bb.Dur > worst[bb.Lane].Dur {
-			worst[bb.Lane] = bb
+	for _, b := range m.lay.bands {
+		cols := make([][]string, len(b.cells))
+		for i, c := range b.cells {
+			p := m.panes[c.id]
+			body := strings.Split(p.View(), "\n")
+			if m.err != nil && c.id == m.focus {
+				body = append([]string{m.c.Styles.Bad.render("error: " + m.err.Error())}, body...)
+			}
+			cols[i] = frame(m.c.Styles, p.Title(), body, c.w, b.h, c.id == m.focus)
+		}
+		for y := range b.h {
+			var sb strings.Builder
+			for _, col := range cols {
+				sb.WriteString(col[y])
+			}
+			lines = append(lines, sb.String())
 		}
 	}
-	barW := max(10, min(40, w/3))
-	lanes := s.Timeline.Lanes
-	shown := 0
-	for i, l := range lanes {
-		if shown >= h-8 {
-			fmt.Fprintf(&b, "… %d more lanes\n", len(lanes)-i)
-			break
-		}
-		f := float64(busy[i]) / float64(max(1, s.IterTime))
-		line := fmt.Sprintf("%-12s %s %5.1f%%", l.Name, bar(f, barW), 100*f)
-		if bb, ok := worst[i]; ok && bb.Dur > 0 {
-			line += "  longest bubble " + bb.Dur.String() + ": " + sim.BubbleText(&s.Timeline, bb)
-		}
-		b.WriteString(truncate(line, w) + "\n")
-		shown++
-	}
-	keys := make([]string, 0, len(s.Metrics.Util))
-	for k := range s.Metrics.Util {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b.WriteString("\n" + m.styles.bold.Render("utilisation") + " ")
-	for _, k := range keys {
-		fmt.Fprintf(&b, " %s %.1f%%", k, 100*s.Metrics.Util[k])
-	}
-	return b.String()
-}
-
-func bar(f float64, w int) string {
-	f = max(0, min(1, f))
-	n := int(f*float64(w) + 0.5)
-	return strings.Repeat("█", n) + strings.Repeat("·", w-n)
-}
-
-// truncate cuts s to at most w cells.
-func truncate(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
-		return s
-	}
-	return ansi.Truncate(s, w, "…")
-}
-
-// fit cuts every line of s to w cells and s to h lines.
-func fit(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > h {
-		lines = lines[:max(0, h)]
-	}
-	for i, l := range lines {
-		lines[i] = truncate(l, w)
+	lines = append(lines, m.footerLine(w))
+	lines = fitLines(lines, w, h)
+	switch {
+	case m.picker != nil:
+		box := m.picker.View(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	case m.help:
+		box := m.helpBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	}
 	return strings.Join(lines, "\n")
 }
 
-type styles struct {
-	title, bold, dim, bad lipgloss.Style
+// header names the run and its state: preset, system, model, dataset on the left; step,
+// simulated time, throughput and play state on the right. Narrow screens drop the
+// left-hand details first.
+func (m *Model) header(w int) string {
+	st := m.c.Styles
+	c := m.cfg
+	state := "paused"
+	switch {
+	case m.playing:
+		state = fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[m.speed]))
+	case m.finished:
+		state = "finished"
+	}
+	step, now, thr := 0, sim.Time(0), 0.0
+	if m.snap != nil {
+		step, now, thr = m.snap.Step, m.snap.Now, m.snap.Metrics.Throughput
+	}
+	rights := []string{
+		fmt.Sprintf("step %d · sim %s · %s tok/s · %s", step, fmtTime(now), si(thr), state),
+		fmt.Sprintf("step %d · %s tok/s · %s", step, si(thr), state),
+		fmt.Sprintf("step %d · %s", step, state),
+	}
+	ds := c.Workload.Dataset.Display
+	if ds == "" {
+		ds = c.Workload.Dataset.Name
+	}
+	mdl := c.Model.Display
+	if c.TP > 1 || c.PP > 1 {
+		mdl += fmt.Sprintf(" tp%d", max(1, c.TP))
+		if c.PP > 1 {
+			mdl += fmt.Sprintf(" pp%d", c.PP)
+		}
+	}
+	lefts := [][]string{
+		{systemName(c), mdl, ds},
+		{mdl, ds},
+		{mdl, ds},
+		{mdl},
+		nil,
+	}
+	for _, r := range rights {
+		for _, l := range lefts {
+			left := st.Title.render("pimtui") + " " + st.Bold.render(c.Preset)
+			for _, x := range l {
+				if x != "" {
+					left += " · " + x
+				}
+			}
+			gap := w - ansi.StringWidth(left) - ansi.StringWidth(r)
+			if gap >= 2 {
+				return left + strings.Repeat(" ", gap) + r
+			}
+		}
+	}
+	return truncate(rights[len(rights)-1]+" · "+c.Preset, w)
 }
 
-func newStyles(color bool) styles {
-	s := styles{title: lipgloss.NewStyle().Bold(true), bold: lipgloss.NewStyle().Bold(true), dim: lipgloss.NewStyle().Faint(true), bad: lipgloss.NewStyle().Bold(true)}
-	if color {
-		s.title = s.title.Foreground(lipgloss.Color("#7D56F4"))
-		s.bad = s.bad.Foreground(lipgloss.Color("#E05252"))
+// systemName says what hardware the preset models, or "" when the preset's name says
+// as much.
+func systemName(c sim.Config) string {
+	switch {
+	case c.System == sim.SystemGPU:
+		return "GPU-only " + c.GPU.Display
+	case c.System == sim.SystemNeuPIMs && c.PIM.Enabled:
+		return "NPU + HBM-PIM"
+	case c.System == sim.SystemNeuPIMs:
+		return "NPU only"
+	case c.Family != "" && c.Family != c.Preset:
+		return c.Family
 	}
-	return s
+	return ""
+}
+
+func (m *Model) tabs(w int) string {
+	st := m.c.Styles
+	var rb rowBuf
+	for i, l := range tabLabels(w) {
+		if i > 0 {
+			rb.spaces(1)
+		}
+		p := st.Faint
+		if paneID(i) == m.focus {
+			p = st.Rev + st.Bold
+		}
+		rb.str(p, l)
+	}
+	if m.maxed {
+		rb.str(st.Faint, "  z restores the layout")
+	}
+	return rb.line(w)
+}
+
+// footerLine is the short help, after the status message when there is one.
+func (m *Model) footerLine(w int) string {
+	st := m.c.Styles
+	var rb rowBuf
+	if m.status != "" {
+		p := st.Accent
+		if m.statusBad {
+			p = st.Bad
+		}
+		rb.str(p, truncate(m.status, w))
+		rb.spaces(3)
+	}
+	if rest := w - rb.w; rest > 10 {
+		rb.styled(truncate(m.keyLine, rest))
+	}
+	return rb.line(w)
 }

@@ -1,0 +1,187 @@
+package ui
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/sim"
+)
+
+// benchModel is the explorer on a preset's full default workload at w×h, after its
+// first step.
+func benchModel(b testing.TB, preset string, w, h int) *Model {
+	f, err := presets.Get(preset)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Workload.Requests = 1000000
+	cfg, err := presets.Build(f, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := New(cfg, Options{Color: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	m.Update(stepCmd(m.eng, m.seq, false)())
+	return m
+}
+
+// benchStep runs one step the way the program does: the command, then its message.
+func (m *Model) benchStep() {
+	cmd := m.request(false)
+	m.Update(cmd())
+}
+
+// BenchmarkStepRender is one iteration as a user sees it: the engine's step, every pane
+// taking the new snapshot, and a full frame at 200×60.
+func BenchmarkStepRender(b *testing.B) {
+	for _, p := range []string{"neupims", "npu-pim", "gpu-h100"} {
+		b.Run(p, func(b *testing.B) {
+			m := benchModel(b, p, 200, 60)
+			b.ReportAllocs()
+			for b.Loop() {
+				m.benchStep()
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkStep is the engine's share of BenchmarkStepRender.
+func BenchmarkStep(b *testing.B) {
+	for _, p := range []string{"neupims", "npu-pim", "gpu-h100"} {
+		b.Run(p, func(b *testing.B) {
+			m := benchModel(b, p, 200, 60)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.eng.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRender is one frame of an unchanged snapshot: what a resize or a cursor move
+// costs.
+func BenchmarkRender(b *testing.B) {
+	for _, p := range []string{"neupims", "gpu-h100"} {
+		b.Run(p, func(b *testing.B) {
+			m := benchModel(b, p, 200, 60)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// bigSnapshot is a system far larger than any preset: 2,048 rows of 16 banks (16 nodes ×
+// 8 modules × 16 channels), a million KV blocks over 2,048 locations, and 100,000 spans on
+// 66 lanes.
+func bigSnapshot() *sim.Snapshot {
+	s := fixture(1)
+	g := &s.Banks
+	g.Rows, g.Cols, g.ColGroup = 2048, 16, 4
+	n := g.Rows * g.Cols
+	g.PIM, g.Mem, g.Owner, g.RowNotes = make([]float64, n), make([]float64, n), make([]int, n), make([]string, g.Rows)
+	for i := range n {
+		g.PIM[i], g.Mem[i], g.Owner[i] = float64(i%97)/96, float64(i%89)/88, 1+i%5000
+	}
+	kv := &s.KV
+	kv.Locations, kv.Capacity, kv.Used = nil, 0, 0
+	for i := range 2048 {
+		loc := sim.KVLocation{Label: fmt.Sprintf("n%d.c%d", i/128, i%128), Capacity: 512}
+		for j := range 4 {
+			h := sim.KVHolder{Request: 1 + i*4 + j, KBlocks: 40, VBlocks: 40, Reserved: 90, Fill: 0.9}
+			loc.Holders = append(loc.Holders, h)
+			loc.Used += 80
+			loc.Reserved += 90
+		}
+		kv.Locations = append(kv.Locations, loc)
+		kv.Capacity += loc.Capacity
+		kv.Used += loc.Used
+	}
+	tl := &s.Timeline
+	tl.Lanes = tl.Lanes[:2]
+	for c := range 64 {
+		tl.Lanes = append(tl.Lanes, sim.Lane{Name: fmt.Sprintf("PIM ch%d", c), Group: "pim"})
+	}
+	tl.Spans, tl.Bubbles = nil, nil
+	per := 100000 / len(tl.Lanes)
+	for l := range tl.Lanes {
+		t := sim.Time(0)
+		for i := range per {
+			d := sim.Time(1000 + (i*7+l)%500)
+			tl.Spans = append(tl.Spans, sim.Span{Op: sim.Op{Name: "MHA", Lane: l, Layer: i % 32, SubBatch: 1 + i%2, Dur: d}, Start: t})
+			tl.Bubbles = append(tl.Bubbles, sim.Bubble{Lane: l, Start: t + d, Dur: 100, Waited: -1})
+			t += d + 100
+		}
+		tl.Makespan = max(tl.Makespan, t)
+	}
+	tl.Layers = 32
+	s.IterTime = tl.Makespan
+	return s
+}
+
+// BenchmarkLargeSystem takes a huge snapshot into every pane and draws the dashboard.
+func BenchmarkLargeSystem(b *testing.B) {
+	m := benchModel(b, "neupims", 200, 60)
+	s := bigSnapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.setSnapshot(s)
+		_ = m.View()
+	}
+}
+
+// Memory stays flat however long autoplay runs: the engine keeps a bounded history and
+// the panes keep fixed-size state.
+func TestAutoplayMemoryIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long autoplay skipped in -short mode")
+	}
+	m := benchModel(t, "neupims", 200, 60)
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	run := func(n int) {
+		for range n {
+			m.benchStep()
+			_ = m.View()
+		}
+	}
+	run(2 * historyCap)
+	a := heap()
+	run(3 * historyCap)
+	b := heap()
+	runtime.KeepAlive(m)
+	t.Logf("heap after %d steps %.1f MB, after %d steps %.1f MB", 2*historyCap, float64(a)/1e6, 5*historyCap, float64(b)/1e6)
+	if float64(b) > 1.15*float64(a) {
+		t.Fatalf("heap grew from %.1f MB to %.1f MB", float64(a)/1e6, float64(b)/1e6)
+	}
+}
+
+// BenchmarkAutoplayMemory steps and draws as autoplay does and reports the live heap at
+// the end: with the history full it stays the same however many steps run.
+func BenchmarkAutoplayMemory(b *testing.B) {
+	m := benchModel(b, "neupims", 200, 60)
+	for b.Loop() {
+		m.benchStep()
+		_ = m.View()
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/1e6, "heap-MB")
+	runtime.KeepAlive(m)
+}

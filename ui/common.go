@@ -1,0 +1,47 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// Common is the state every pane shares, passed by pointer: the terminal, the palette,
+// the bindings and the request selected anywhere (the KV map, the heatmap's owner mode
+// and the request table all highlight it).
+type Common struct {
+	Width, Height int
+	Styles        *Styles
+	Keys          *KeyMap
+	Color         bool
+	Dark          bool
+	Selected      int // request id, 0 = none
+}
+
+// pane is one area of the dashboard. SetSize gives the size inside the pane's frame;
+// View returns exactly that many lines of exactly that width. Mouse messages arrive in
+// the pane's own coordinates, (0,0) being the top-left cell inside the frame.
+type pane interface {
+	help.KeyMap
+	SetSize(w, h int)
+	SetSnapshot(s *sim.Snapshot)
+	Update(msg tea.Msg) (pane, tea.Cmd)
+	View() string
+	Title() string
+}
+
+// paneID numbers the panes as the 1–6 keys do.
+type paneID int
+
+const (
+	paneBanks paneID = iota
+	paneTimeline
+	paneKV
+	paneNeurons
+	paneMetrics
+	paneRequests
+	numPanes
+)
+
+var paneNames = [numPanes]string{"Banks", "Timeline", "KV blocks", "Neurons", "Metrics", "Requests"}

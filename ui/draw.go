@@ -1,0 +1,300 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// width is the cells s takes on screen. Every frame measures thousands of strings, so
+// text made only of escape sequences and runes known to be one cell wide (Latin, Greek,
+// punctuation, arrows, box drawing and block glyphs) is counted directly; anything else
+// goes to the full grapheme-aware measure.
+func width(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == 0x1b {
+			// CSI sequence: ESC [ parameters final byte.
+			if i+1 < len(s) && s[i+1] == '[' {
+				j := i + 2
+				for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+					j++
+				}
+				i = j + 1
+				continue
+			}
+			return ansi.StringWidth(s)
+		}
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !narrow(r) {
+			return ansi.StringWidth(s)
+		}
+		n++
+		i += size
+	}
+	return n
+}
+
+// narrow reports runes that are one cell wide and never combine with their neighbours.
+func narrow(r rune) bool {
+	switch {
+	case r >= 0xa0 && r < 0x300, r >= 0x370 && r < 0x400:
+		return true
+	case r >= 0x2010 && r < 0x2060, r >= 0x2190 && r < 0x2200:
+		return true
+	case r >= 0x2500 && r < 0x2600:
+		return true
+	}
+	return false
+}
+
+// rowBuf builds one line of cells, opening a new SGR run only where the paint changes.
+type rowBuf struct {
+	b    strings.Builder
+	p    paint
+	open bool
+	w    int
+}
+
+func (r *rowBuf) setPaint(p paint) {
+	if p == r.p {
+		return
+	}
+	if r.open {
+		r.b.WriteString(ansi.ResetStyle)
+		r.open = false
+	}
+	if p != "" {
+		r.b.WriteString(string(p))
+		r.open = true
+	}
+	r.p = p
+}
+
+// cell writes one single-width rune.
+func (r *rowBuf) cell(p paint, c rune) {
+	r.setPaint(p)
+	r.b.WriteRune(c)
+	r.w++
+}
+
+// str writes plain text (no escapes) in one paint.
+func (r *rowBuf) str(p paint, s string) {
+	if s == "" {
+		return
+	}
+	r.setPaint(p)
+	r.b.WriteString(s)
+	r.w += width(s)
+}
+
+// styled writes text that may carry its own escapes.
+func (r *rowBuf) styled(s string) {
+	r.setPaint("")
+	r.b.WriteString(s)
+	r.w += width(s)
+}
+
+func (r *rowBuf) spaces(n int) {
+	if n > 0 {
+		r.setPaint("")
+		r.b.WriteString(strings.Repeat(" ", n))
+		r.w += n
+	}
+}
+
+// line closes the row, padded or cut to exactly w cells.
+func (r *rowBuf) line(w int) string {
+	r.setPaint("")
+	if r.w < w {
+		r.b.WriteString(strings.Repeat(" ", w-r.w))
+		return r.b.String()
+	}
+	if r.w > w {
+		return ansi.Truncate(r.b.String(), w, "")
+	}
+	return r.b.String()
+}
+
+// fitLine pads or cuts s to exactly w cells.
+func fitLine(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := width(s)
+	switch {
+	case n < w:
+		return s + strings.Repeat(" ", w-n)
+	case n > w:
+		return ansi.Truncate(s, w, "…")
+	}
+	return s
+}
+
+// fitLines gives exactly h lines of exactly w cells.
+func fitLines(lines []string, w, h int) []string {
+	out := make([]string, h)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = fitLine(lines[i], w)
+		} else {
+			out[i] = strings.Repeat(" ", max(0, w))
+		}
+	}
+	return out
+}
+
+// truncate cuts s to at most w cells.
+func truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if width(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// wrap breaks plain text into lines of at most w cells.
+func wrap(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+}
+
+// frame draws a border around body lines with a title in the top edge. The focused
+// pane gets a heavy border, so focus shows without colour too.
+func frame(st *Styles, title string, body []string, w, h int, focused bool) []string {
+	if w < 2 || h < 2 {
+		return fitLines(nil, w, h)
+	}
+	tl, tr, bl, br, hz, vt := "╭", "╮", "╰", "╯", "─", "│"
+	bp := st.Border
+	if focused {
+		tl, tr, bl, br, hz, vt = "┏", "┓", "┗", "┛", "━", "┃"
+		bp = st.BorderFocus
+	}
+	out := make([]string, 0, h)
+	inner := w - 2
+	t := truncate(title, max(0, inner-2))
+	var top rowBuf
+	top.str(bp, tl+hz)
+	if t != "" {
+		tp := st.Bold
+		if focused {
+			tp = st.Title
+		}
+		top.str(tp, t)
+	}
+	top.str(bp, strings.Repeat(hz, max(0, inner-1-width(t)))+tr)
+	out = append(out, top.line(w))
+	side := bp.render(vt)
+	for i := range h - 2 {
+		l := ""
+		if i < len(body) {
+			l = body[i]
+		}
+		out = append(out, side+fitLine(l, inner)+side)
+	}
+	out = append(out, bp.render(bl+strings.Repeat(hz, inner)+br))
+	return out
+}
+
+// overlay draws box over base with its top-left corner at (x, y).
+func overlay(base, box []string, x, y int) []string {
+	out := append([]string(nil), base...)
+	for i, l := range box {
+		r := y + i
+		if r < 0 || r >= len(out) {
+			continue
+		}
+		bw := ansi.StringWidth(l)
+		bl := out[r]
+		total := ansi.StringWidth(bl)
+		left := ansi.Cut(bl, 0, x)
+		right := ""
+		if x+bw < total {
+			right = ansi.Cut(bl, x+bw, total)
+		}
+		out[r] = left + ansi.ResetStyle + l + ansi.ResetStyle + right
+	}
+	return out
+}
+
+// thousands formats n with thin separators: 12,345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// pct formats a fraction as a percentage with one decimal.
+func pct(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+// si formats a quantity with a k/M/G/T/P suffix and three significant digits: 36.7k.
+func si(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	a := math.Abs(v)
+	if a < 1e4 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	units := []string{"k", "M", "G", "T", "P", "E"}
+	i := 0
+	for i < len(units)-1 && a >= 1e3*math.Pow(1e3, float64(i+1)) {
+		i++
+	}
+	return fmt.Sprintf("%.3g%s", v/math.Pow(1e3, float64(i+1)), units[i])
+}
+
+// bytesText formats a byte count: 32 KiB, 1.5 MiB.
+func bytesText(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if b == math.Trunc(b) {
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	}
+	return fmt.Sprintf("%.3g %s", b, units[i])
+}
+
+// clamp limits v to [lo, hi]; hi wins if the range is empty.
+func clamp(v, lo, hi int) int {
+	return min(max(v, lo), hi)
+}

@@ -1,0 +1,88 @@
+package ui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap holds every binding of the explorer. Global bindings act wherever the focus is;
+// the pane bindings act on the focused pane only. → and ← step the run, so cursors move
+// with h/j/k/l (and ↑/↓) inside a pane.
+type KeyMap struct {
+	Play, Step, Back, Faster, Slower, Reset   key.Binding
+	Presets, Focus, FocusBack, Jump, Maximise key.Binding
+	Export, Help, Quit, Close                 key.Binding
+
+	Left, Right, Up, Down key.Binding
+	Enter                 key.Binding
+
+	// Bank heatmap.
+	Mode key.Binding
+	// Timeline.
+	ZoomIn, ZoomOut, Fit, PanLeft, PanRight, PrevLayer, NextLayer, Expand key.Binding
+	// Request table.
+	Top, Bottom, PageUp, PageDown key.Binding
+}
+
+// DefaultKeyMap returns the explorer's bindings.
+func DefaultKeyMap() *KeyMap {
+	b := key.NewBinding
+	k, h := key.WithKeys, key.WithHelp
+	return &KeyMap{
+		Play:      b(k("space"), h("space", "play/pause")),
+		Step:      b(k("n", "right"), h("n/→", "step")),
+		Back:      b(k("b", "left"), h("b/←", "step back")),
+		Faster:    b(k("+", "="), h("+", "faster")),
+		Slower:    b(k("-", "_"), h("-", "slower")),
+		Reset:     b(k("r"), h("r", "reset")),
+		Presets:   b(k("p"), h("p", "presets")),
+		Focus:     b(k("tab"), h("tab", "next pane")),
+		FocusBack: b(k("shift+tab"), h("shift+tab", "previous pane")),
+		Jump:      b(k("1", "2", "3", "4", "5", "6"), h("1–6", "jump to pane")),
+		Maximise:  b(k("z"), h("z", "maximise")),
+		Export:    b(k("e"), h("e", "export trace")),
+		Help:      b(k("?"), h("?", "help")),
+		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
+		Close:     b(k("esc"), h("esc", "back/close")),
+
+		Left:  b(k("h"), h("h", "left")),
+		Right: b(k("l"), h("l", "right")),
+		Up:    b(k("k", "up"), h("k/↑", "up")),
+		Down:  b(k("j", "down"), h("j/↓", "down")),
+		Enter: b(k("enter"), h("enter", "drill down")),
+
+		Mode: b(k("m"), h("m", "mode")),
+
+		ZoomIn:    b(k("]"), h("]", "zoom in")),
+		ZoomOut:   b(k("["), h("[", "zoom out")),
+		Fit:       b(k("0"), h("0", "whole iteration")),
+		PanLeft:   b(k("H", "shift+left"), h("H/⇧←", "pan left")),
+		PanRight:  b(k("L", "shift+right"), h("L/⇧→", "pan right")),
+		PrevLayer: b(k("<", ","), h("<", "previous layer")),
+		NextLayer: b(k(">", "."), h(">", "next layer")),
+		Expand:    b(k("x"), h("x", "expand lanes")),
+
+		Top:      b(k("g", "home"), h("g", "first")),
+		Bottom:   b(k("G", "end"), h("G", "last")),
+		PageUp:   b(k("pgup", "ctrl+u"), h("pgup", "page up")),
+		PageDown: b(k("pgdown", "ctrl+d"), h("pgdn", "page down")),
+	}
+}
+
+// ShortHelp is the footer's line: the bindings a newcomer needs first, help and quit
+// before the rest so they survive on narrow screens.
+func (k *KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.Quit, k.Play, k.Step, k.Back, k.Focus, k.Maximise, k.Presets, k.Export}
+}
+
+// FullHelp groups the global bindings for the help overlay.
+func (k *KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
+		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
+		{k.Presets, k.Export, k.Help, k.Quit},
+	}
+}
+
+// helpOnly is a binding shown in help under a name of its own ("h/j/k/l", "cursor"); it
+// documents keys that other bindings match.
+func helpOnly(keys, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, desc))
+}

@@ -1,0 +1,130 @@
+package ui
+
+import "strings"
+
+// Minimum terminal size the explorer needs: header, one pane and footer.
+const (
+	MinWidth  = 60
+	MinHeight = 16
+)
+
+// The dashboard shows every pane from this size up; below it panes stack.
+const (
+	gridWidth  = 120
+	gridHeight = 36
+)
+
+// rect is a pane's frame on the screen.
+type rect struct{ x, y, w, h int }
+
+func (r rect) contains(x, y int) bool {
+	return x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h
+}
+
+// cell is one pane in a band.
+type cell struct {
+	id paneID
+	w  int
+}
+
+// band is a row of panes of one height.
+type band struct {
+	h     int
+	cells []cell
+}
+
+// layout is how the body is split: bands of panes, under an optional tab strip.
+type layout struct {
+	tabs  bool
+	bands []band
+}
+
+// companion is the pane shown with the focused one when only two fit.
+var companion = [numPanes]paneID{
+	paneBanks:    paneTimeline,
+	paneTimeline: paneBanks,
+	paneKV:       paneRequests,
+	paneNeurons:  paneMetrics,
+	paneMetrics:  paneTimeline,
+	paneRequests: paneKV,
+}
+
+// computeLayout splits a w×h screen (header and footer included). At the dashboard size
+// every pane shows: a 2×2 grid (banks, timeline; KV map, neurons beside metrics) over the
+// request table. Smaller screens show the focused pane with a companion, then the
+// focused pane alone, with a tab strip naming the hidden ones. A system without a bank
+// grid (noBanks) gets the metrics as the timeline's companion instead.
+func computeLayout(w, h int, focus paneID, maxed bool, noBanks bool) layout {
+	body := h - 2
+	if !maxed && w >= gridWidth && h >= gridHeight {
+		req := clamp(body/5, 6, 12)
+		rest := body - req
+		top := rest * 55 / 100
+		left := clamp(w*2/5, 46, w-60)
+		right := w - left
+		neu := right / 3
+		return layout{bands: []band{
+			{top, []cell{{paneBanks, left}, {paneTimeline, right}}},
+			{rest - top, []cell{{paneKV, left}, {paneNeurons, neu}, {paneMetrics, right - neu}}},
+			{req, []cell{{paneRequests, w}}},
+		}}
+	}
+	body--
+	other := companion[focus]
+	if other == paneBanks && noBanks {
+		other = paneMetrics
+	}
+	switch {
+	case maxed || body < 22:
+		return layout{tabs: true, bands: []band{{body, []cell{{focus, w}}}}}
+	case w >= gridWidth:
+		fw := w * 3 / 5
+		return layout{tabs: true, bands: []band{{body, []cell{{focus, fw}, {other, w - fw}}}}}
+	}
+	fh := body * 3 / 5
+	return layout{tabs: true, bands: []band{{fh, []cell{{focus, w}}}, {body - fh, []cell{{other, w}}}}}
+}
+
+// rects places each visible pane's frame on the screen.
+func (l layout) rects() map[paneID]rect {
+	out := map[paneID]rect{}
+	y := 1
+	if l.tabs {
+		y++
+	}
+	for _, b := range l.bands {
+		x := 0
+		for _, c := range b.cells {
+			out[c.id] = rect{x, y, c.w, b.h}
+			x += c.w
+		}
+		y += b.h
+	}
+	return out
+}
+
+// tabLabels are the tab strip's names: padded when the width allows, compact below.
+func tabLabels(w int) [numPanes]string {
+	var full, compact [numPanes]string
+	n := 0
+	for i := range numPanes {
+		full[i] = " " + string(rune('1'+i)) + " " + paneNames[i] + " "
+		compact[i] = string(rune('1'+i)) + " " + strings.Fields(paneNames[i])[0]
+		n += len(full[i]) + 1
+	}
+	if n <= w {
+		return full
+	}
+	return compact
+}
+
+// tabX is where each pane's name starts and ends in the tab strip of width w.
+func tabX(w int) [numPanes][2]int {
+	var out [numPanes][2]int
+	x := 0
+	for i, l := range tabLabels(w) {
+		out[i] = [2]int{x, x + len(l)}
+		x += len(l) + 1
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/NimbleMarkets/ntcharts/v2/canvas"
+	"github.com/NimbleMarkets/ntcharts/v2/canvas/graph"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// histCap is how many recent steps the sparklines remember; the memory it takes is fixed
+// however long autoplay runs.
+const histCap = 512
+
+// sample is what the sparklines plot of one step.
+type sample struct {
+	step  int
+	iter  float64 // ms
+	tokps float64
+	kv    float64
+	batch float64
+}
+
+// series is one sparkline.
+type series struct {
+	name   string
+	value  func(sample) float64
+	format func(float64) string
+	zero   bool // scaled from zero rather than from the window's minimum
+}
+
+var allSeries = []series{
+	{"iteration", func(s sample) float64 { return s.iter }, func(v float64) string { return fmt.Sprintf("%.3gms", v) }, false},
+	{"tok/s", func(s sample) float64 { return s.tokps }, si, false},
+	{"KV used", func(s sample) float64 { return s.kv }, pct, true},
+	{"batch", func(s sample) float64 { return s.batch }, func(v float64) string { return fmt.Sprintf("%.0f", v) }, true},
+}
+
+// metrics is the figures pane: this iteration's time, throughput, utilisation and idle
+// share per lane group, KV use and load imbalance, with sparklines of the recent steps.
+type metrics struct {
+	c      *Common
+	w, h   int
+	snap   *sim.Snapshot
+	hist   [histCap]sample
+	spark  []string       // rendered sparkline lines
+	rows   int            // lines per sparkline
+	charts []canvas.Model // one per series, reused from step to step
+}
+
+func newMetrics(c *Common) *metrics { return &metrics{c: c} }
+
+// reset forgets the history, for a new run.
+func (m *metrics) reset() {
+	m.hist = [histCap]sample{}
+	m.snap = nil
+	m.spark = nil
+}
+
+func (m *metrics) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.draw()
+}
+
+func (m *metrics) SetSnapshot(s *sim.Snapshot) {
+	m.snap = s
+	m.hist[s.Step%histCap] = sample{
+		step: s.Step, iter: s.IterTime.Milliseconds(), tokps: s.Metrics.StepTokPerSec,
+		kv: s.Metrics.KVUtil, batch: float64(s.Batch + s.Prefills),
+	}
+	m.draw()
+}
+
+// recent returns the samples of the last n steps up to the shown one, oldest first. After
+// stepping back, the steps after the shown one are left out.
+func (m *metrics) recent(n int) []sample {
+	if m.snap == nil {
+		return nil
+	}
+	out := make([]sample, 0, n)
+	for st := m.snap.Step; st > 0 && st > m.snap.Step-min(n, histCap); st-- {
+		s := m.hist[st%histCap]
+		if s.step != st {
+			break
+		}
+		out = append(out, s)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func (m *metrics) Title() string { return "5 Metrics" }
+
+func (m *metrics) ShortHelp() []key.Binding  { return nil }
+func (m *metrics) FullHelp() [][]key.Binding { return nil }
+
+func (m *metrics) Update(tea.Msg) (pane, tea.Cmd) { return m, nil }
+
+// figures are the text lines above the sparklines.
+func (m *metrics) figures() []string {
+	st := m.c.Styles
+	s := m.snap
+	mt := &s.Metrics
+	var lines []string
+	lines = append(lines, wrap(fmt.Sprintf("iteration %s · %s tok/s (run %s)", s.IterTime, si(mt.StepTokPerSec), si(mt.Throughput)), m.w)...)
+	lines = append(lines, wrap(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, thousands(s.Done), thousands(s.Total)), m.w)...)
+	keys := sortedKeys(mt.Util)
+	nameW := 0
+	for _, k := range keys {
+		nameW = max(nameW, len(k))
+	}
+	barW := clamp(m.w-nameW-9, 4, 30)
+	for _, k := range keys {
+		f := mt.Util[k]
+		var rb rowBuf
+		rb.str("", fmt.Sprintf("%-*s ", nameW, k))
+		n := clamp(int(f*float64(barW)+0.5), 0, barW)
+		rb.str(st.Accent, strings.Repeat("█", n))
+		rb.str(st.Faint, strings.Repeat("·", barW-n))
+		rb.str("", " "+pct(f))
+		lines = append(lines, rb.line(rb.w))
+	}
+	if b := sortedKeys(mt.Bubble); len(b) > 0 {
+		parts := make([]string, len(b))
+		for i, k := range b {
+			parts[i] = k + " " + pct(mt.Bubble[k])
+		}
+		lines = append(lines, wrap("idle: "+strings.Join(parts, " · "), m.w)...)
+	}
+	kv := "KV used " + pct(mt.KVUtil)
+	if mt.LoadImbalance > 0 {
+		kv += fmt.Sprintf(" · imbalance %.3g× max/mean", mt.LoadImbalance)
+	}
+	return append(lines, wrap(kv, m.w)...)
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// draw renders the sparklines for the current size and snapshot, so View only joins
+// strings. Each is an ntcharts column chart on a canvas kept from step to step; its runes
+// are read back and painted as one run, which is far cheaper than rendering the canvas
+// cell by cell.
+func (m *metrics) draw() {
+	m.spark = nil
+	if m.snap == nil || m.w <= 0 {
+		return
+	}
+	room := m.h - len(m.figures())
+	if room <= 0 {
+		return
+	}
+	n := min(len(allSeries), room)
+	m.rows = clamp(room/n, 1, 3)
+	const nameW = 10
+	valW := clamp(m.w/3, 12, 24)
+	sw := m.w - nameW - valW
+	if sw < 8 {
+		return
+	}
+	data := m.recent(sw)
+	for ci, se := range allSeries[:n] {
+		vals := make([]float64, len(data))
+		lo, hi := 0.0, 0.0
+		for i, s := range data {
+			vals[i] = se.value(s)
+			if i == 0 || vals[i] < lo {
+				lo = vals[i]
+			}
+			hi = max(hi, vals[i])
+		}
+		if se.zero {
+			lo = 0
+		} else {
+			lo -= (hi - lo) / 3
+		}
+		if len(m.charts) != n || m.charts[0].Width() != sw || m.charts[0].Height() != m.rows {
+			m.charts = make([]canvas.Model, n)
+			for i := range m.charts {
+				m.charts[i] = canvas.New(sw, m.rows)
+			}
+		}
+		cv := &m.charts[ci]
+		cv.Fill(canvas.Cell{})
+		heights := make([]float64, len(vals))
+		for i, v := range vals {
+			f := 0.5
+			if hi > lo {
+				f = (v - lo) / (hi - lo)
+			}
+			heights[i] = max(f, 0.02) * float64(m.rows)
+		}
+		graph.DrawColumns(cv, canvas.Point{X: sw - len(heights), Y: m.rows - 1}, heights, lipgloss.NewStyle())
+		chart := make([]string, m.rows)
+		for y := range chart {
+			row := make([]rune, sw)
+			for x := range row {
+				row[x] = cv.Cell(canvas.Point{X: x, Y: y}).Rune
+				if row[x] == 0 {
+					row[x] = ' '
+				}
+			}
+			chart[y] = string(row)
+		}
+		last, rng := "–", ""
+		if len(vals) > 0 {
+			last = se.format(vals[len(vals)-1])
+			if !se.zero {
+				mn := slices.Min(vals)
+				rng = " (" + se.format(mn) + "–" + se.format(hi) + ")"
+			}
+		}
+		for i, c := range chart {
+			var rb rowBuf
+			if i == 0 {
+				rb.str("", fitLine(se.name, nameW))
+			} else {
+				rb.spaces(nameW)
+			}
+			rb.str(m.c.Styles.Accent, fitLine(c, sw))
+			if i == len(chart)-1 {
+				rb.str("", truncate(" "+last+rng, valW))
+			}
+			m.spark = append(m.spark, rb.line(m.w))
+		}
+	}
+}
+
+func (m *metrics) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return ""
+	}
+	if m.snap == nil {
+		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	}
+	lines := m.figures()
+	lines = append(lines, m.spark...)
+	return strings.Join(fitLines(lines, m.w, m.h), "\n")
+}

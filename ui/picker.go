@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// PresetInfo is a preset the picker offers: its name and one-line description.
+type PresetInfo struct {
+	Name, Description string
+}
+
+// pickMsg asks the root to load preset name.
+type pickMsg struct{ name string }
+
+// closePickerMsg closes the picker without a choice.
+type closePickerMsg struct{}
+
+// picker is the preset picker: a list filtered by what the user types (matching names
+// and descriptions), drawn over the dashboard.
+type picker struct {
+	c       *Common
+	items   []PresetInfo
+	current string
+	filter  string
+	cur     int
+	matches []int
+}
+
+func newPicker(c *Common, items []PresetInfo, current string) *picker {
+	p := &picker{c: c, items: items, current: current}
+	p.refilter()
+	for i, j := range p.matches {
+		if items[j].Name == current {
+			p.cur = i
+		}
+	}
+	return p
+}
+
+func (p *picker) refilter() {
+	p.matches = p.matches[:0]
+	f := strings.ToLower(p.filter)
+	for i, it := range p.items {
+		if strings.Contains(strings.ToLower(it.Name+" "+it.Description), f) {
+			p.matches = append(p.matches, i)
+		}
+	}
+	p.cur = clamp(p.cur, 0, max(0, len(p.matches)-1))
+}
+
+func (p *picker) Update(msg tea.Msg) (*picker, tea.Cmd) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return p, nil
+	}
+	switch km.String() {
+	case "esc":
+		return p, func() tea.Msg { return closePickerMsg{} }
+	case "enter":
+		if len(p.matches) == 0 {
+			return p, nil
+		}
+		name := p.items[p.matches[p.cur]].Name
+		return p, func() tea.Msg { return pickMsg{name} }
+	case "up", "ctrl+p", "shift+tab":
+		p.cur = max(0, p.cur-1)
+	case "down", "ctrl+n", "tab":
+		p.cur = min(max(0, len(p.matches)-1), p.cur+1)
+	case "backspace":
+		if r := []rune(p.filter); len(r) > 0 {
+			p.filter = string(r[:len(r)-1])
+			p.refilter()
+		}
+	case "ctrl+u":
+		p.filter = ""
+		p.refilter()
+	default:
+		if t := km.Text; t != "" && km.Mod&^tea.ModShift == 0 && len([]rune(t)) == 1 && t >= " " {
+			p.filter += t
+			p.refilter()
+		}
+	}
+	return p, nil
+}
+
+// View draws the picker box for a screen of w×h.
+func (p *picker) View(w, h int) []string {
+	st := p.c.Styles
+	bw := min(w-2, 96)
+	inner := bw - 4
+	var body []string
+	body = append(body, st.Bold.render("filter: ")+p.filter+st.Rev.render(" "))
+	body = append(body, "")
+	nameW := 0
+	for _, it := range p.items {
+		nameW = max(nameW, len(it.Name))
+	}
+	room := max(1, min(h-2-2-4, len(p.matches)))
+	first := clamp(p.cur-room+1, 0, max(0, len(p.matches)-room))
+	if len(p.matches) == 0 {
+		body = append(body, st.Faint.render("no preset matches"))
+	}
+	for i := first; i < min(len(p.matches), first+room); i++ {
+		it := p.items[p.matches[i]]
+		mark := "  "
+		if it.Name == p.current {
+			mark = "• "
+		}
+		line := mark + fitLine(it.Name, nameW) + "  " + it.Description
+		if i == p.cur {
+			body = append(body, st.Rev.render(fitLine(line, inner)))
+		} else {
+			body = append(body, truncate(line, inner))
+		}
+	}
+	body = append(body, "", st.Faint.render("type to filter · ↑/↓ choose · enter load · esc cancel"))
+	box := frame(st, " Presets ", padBox(body, inner), bw, len(body)+2, true)
+	return box
+}
+
+// padBox indents body lines by one cell inside a box of inner width w.
+func padBox(body []string, w int) []string {
+	out := make([]string, len(body))
+	for i, l := range body {
+		out[i] = " " + fitLine(l, w) + " "
+	}
+	return out
+}
