@@ -38,10 +38,14 @@ func (m *Model) benchStep() {
 	m.Update(cmd())
 }
 
+// familyPresets are the presets the render benchmarks cover: each family's own system and
+// its plainest baseline.
+var familyPresets = []string{"neupims", "npu-pim", "gpu-h100", "l3", "lolpim", "helios"}
+
 // BenchmarkStepRender is one iteration as a user sees it: the engine's step, every pane
 // taking the new snapshot, and a full frame at 200×60.
 func BenchmarkStepRender(b *testing.B) {
-	for _, p := range []string{"neupims", "npu-pim", "gpu-h100"} {
+	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
 			b.ReportAllocs()
@@ -55,7 +59,7 @@ func BenchmarkStepRender(b *testing.B) {
 
 // BenchmarkStep is the engine's share of BenchmarkStepRender.
 func BenchmarkStep(b *testing.B) {
-	for _, p := range []string{"neupims", "npu-pim", "gpu-h100"} {
+	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
 			b.ReportAllocs()
@@ -71,7 +75,7 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkRender is one frame of an unchanged snapshot: what a resize or a cursor move
 // costs.
 func BenchmarkRender(b *testing.B) {
-	for _, p := range []string{"neupims", "gpu-h100"} {
+	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
 			b.ReportAllocs()

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pimtui/pimtui/sim"
 )
 
 // width is the cells s takes on screen. Every frame measures thousands of strings, so
@@ -297,4 +299,16 @@ func bytesText(b float64) string {
 // clamp limits v to [lo, hi]; hi wins if the range is empty.
 func clamp(v, lo, hi int) int {
 	return min(max(v, lo), hi)
+}
+
+// placeholder is what a pane shows when it cannot draw yet: nothing at zero size, a
+// waiting line before the first snapshot. ok reports that the pane should show it.
+func placeholder(w, h int, snap *sim.Snapshot) (s string, ok bool) {
+	if w <= 0 || h <= 0 {
+		return "", true
+	}
+	if snap == nil {
+		return strings.Join(fitLines([]string{"waiting for the first step…"}, w, h), "\n"), true
+	}
+	return "", false
 }

@@ -336,11 +336,8 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 
 func (m *heatmap) View() string {
 	st := m.c.Styles
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
-	if m.snap == nil {
-		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	if s, ok := placeholder(m.w, m.h, m.snap); ok {
+		return s
 	}
 	g := m.grid()
 	if g == nil {

@@ -359,11 +359,8 @@ func dominant(segs []kvSeg, a, b float64) kvSeg {
 
 func (m *kvmap) View() string {
 	st := m.c.Styles
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
-	if m.snap == nil {
-		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	if s, ok := placeholder(m.w, m.h, m.snap); ok {
+		return s
 	}
 	kv := &m.snap.KV
 	if len(m.locs) == 0 || kv.Capacity <= 0 {

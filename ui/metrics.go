@@ -239,11 +239,8 @@ func (m *metrics) draw() {
 }
 
 func (m *metrics) View() string {
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
-	if m.snap == nil {
-		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	if s, ok := placeholder(m.w, m.h, m.snap); ok {
+		return s
 	}
 	lines := m.figures()
 	lines = append(lines, m.spark...)

@@ -281,11 +281,8 @@ func (m *neurons) value(c nCell) float64 {
 
 func (m *neurons) View() string {
 	st := m.c.Styles
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
-	if m.snap == nil {
-		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	if s, ok := placeholder(m.w, m.h, m.snap); ok {
+		return s
 	}
 	if !m.partitioned() {
 		return m.reasonView()

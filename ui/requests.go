@@ -143,11 +143,8 @@ func (m *requests) Update(msg tea.Msg) (pane, tea.Cmd) {
 
 func (m *requests) View() string {
 	st := m.c.Styles
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
-	if m.snap == nil {
-		return strings.Join(fitLines([]string{"waiting for the first step…"}, m.w, m.h), "\n")
+	if s, ok := placeholder(m.w, m.h, m.snap); ok {
+		return s
 	}
 	rows := m.snap.Requests
 	if len(rows) == 0 {
