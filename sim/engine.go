@@ -167,13 +167,18 @@ func checkBatchFits(p *kvPool, cfg Config) error {
 		}
 		mean = float64(sum) / float64(len(w.Trace))
 	}
-	per := p.longest(int(math.Ceil(mean)) + 1)
+	n := int(math.Ceil(mean)) + 1
+	per := p.longest(n)
+	reserve := 0
+	if p.full && p.reserveLen > n {
+		reserve = p.reserveLen
+	}
 	total := 0
 	for _, c := range p.capacity {
 		total += c
 	}
 	if per > 0 && w.MaxBatch > total/per {
-		return &BatchError{Batch: w.MaxBatch, Max: total / per, Blocks: w.MaxBatch * per, Capacity: total, MeanInput: mean}
+		return &BatchError{Batch: w.MaxBatch, Max: total / per, Blocks: w.MaxBatch * per, Capacity: total, MeanInput: mean, Reserve: reserve}
 	}
 	return nil
 }
@@ -183,9 +188,14 @@ type BatchError struct {
 	Batch, Max       int // the batch asked for and the largest that fits
 	Blocks, Capacity int
 	MeanInput        float64
+	Reserve          int // tokens every request reserves (a static maximum context), or 0
 }
 
 func (e *BatchError) Error() string {
+	if e.Reserve > 0 {
+		return fmt.Sprintf("batch %d needs %d KV blocks to reserve %d tokens for every request but the memory holds %d; lower the batch to at most %d",
+			e.Batch, e.Blocks, e.Reserve, e.Capacity, e.Max)
+	}
 	return fmt.Sprintf("batch %d needs %d KV blocks for its prompts alone (mean input %.0f tokens) but the memory holds %d; lower the batch to at most %d",
 		e.Batch, e.Blocks, e.MeanInput, e.Capacity, e.Max)
 }

@@ -229,6 +229,8 @@ func TestLoLPIMMemoryManagement(t *testing.T) {
 		t.Fatal("static memory admitted a batch of 200")
 	} else if be := (*BatchError)(nil); !errors.As(err, &be) || be.Max != 63 {
 		t.Fatalf("static batch limit: %v", err)
+	} else if !strings.Contains(err.Error(), "to reserve 32768 tokens for every request") {
+		t.Fatalf("the message does not name the reservation: %v", err)
 	}
 	c.Workload.MaxBatch = 63
 	s := lpStep(t, lpEngine(t, c), 1)
