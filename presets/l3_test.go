@@ -154,3 +154,36 @@ func TestL3Overrides(t *testing.T) {
 		}
 	}
 }
+
+// The ablation of Fig. 10-a as --set commands on the l3 preset: naive (single batch,
+// monolithic DIMMs, synchronous transfers) < + scheduling (§5.2: two sub-batches, adaptive
+// chunking) < full L3 (+ §5.1: rankset-exclusive, asynchronous communication); charging
+// the re-layout (§4.1) costs throughput.
+func TestL3AblationBySet(t *testing.T) {
+	run := func(sets ...string) float64 {
+		cfg := l3Config(t, "l3", append([]string{"workload.steps=700", "workload.warmup=500"}, sets...)...)
+		cfg.Recycle = true
+		e, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := e.Step(); err != nil {
+				if !errors.Is(err, sim.ErrDone) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		return e.Result().ThroughputTokS
+	}
+	naive := run("l3.scheduler=prefill_first", "l3.sub_batches=1", "l3.comm_overlap=false")
+	sched := run("l3.comm_overlap=false")
+	full := run()
+	if !(naive < sched && sched < full) {
+		t.Errorf("throughput naive %.0f, +scheduling %.0f, full L3 %.0f tok/s: want increasing", naive, sched, full)
+	}
+	if charged := run("l3.charge_relayout=true"); charged >= full {
+		t.Errorf("charging the re-layout: %.0f tok/s, full L3 %.0f; want lower", charged, full)
+	}
+}

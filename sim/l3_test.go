@@ -484,3 +484,146 @@ func TestTraceBadRows(t *testing.T) {
 		}
 	}
 }
+
+// §4.4 transfer sizes for GPT-175B: decode Q/K/V 3 · D_e · 2 B = 72 KiB and the attention
+// output D_e · 2 B = 24 KiB per request and layer; a prefill token's K and V 2 · D_e · 2 B =
+// 48 KiB per layer, 96 × 48 KiB = 4.5 MiB over the model (its whole KV).
+func TestL3TransferSizes(t *testing.T) {
+	c := testL3()
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.qkvBytes(1); got != 72*1024 {
+		t.Errorf("QKV per request %v, want 73728", got)
+	}
+	if got := p.outBytes(1); got != 24*1024 {
+		t.Errorf("output per request %v, want 24576", got)
+	}
+	if got := p.pkvBytes(1); got != 48*1024 {
+		t.Errorf("prefill KV per token %v, want 49152", got)
+	}
+	if got := float64(p.sh.Layers) * p.pkvBytes(1); got != 4718592 {
+		t.Errorf("prefill KV per token over the model %v, want 4.5 MiB", got)
+	}
+	// GPT→host link: 8 GPUs × 25 GB/s capped at the 100 GB/s of the host uplinks, 2 µs per
+	// transfer: 72 KiB × 10 requests in 2 µs + 7.3728 µs.
+	if got, want := p.toHost(p.qkvBytes(10)), 2*Microsecond+FromSeconds(737280/100e9); got != want {
+		t.Errorf("toHost(10 requests' QKV) = %v, want %v", got, want)
+	}
+}
+
+// §4.10: the causal attention of a chunk of c tokens after f prefilled ones is
+// 4 · (heads/tp) · D_h · (c·f + c(c+1)/2) FLOPs per GPU, and it reads the K/V of f + c tokens.
+func TestL3PrefillAttentionWork(t *testing.T) {
+	c := testL3()
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, by := p.pmhaWork(16, 32)
+	// GPT-175B at tp 8: 12 heads × 128 per GPU; 16·32 + 16·17/2 = 648
+	if want := 4.0 * 12 * 128 * 648; fl != want {
+		t.Errorf("FLOPs %v, want %v", fl, want)
+	}
+	if want := 48.0 * 2 * 12 * 128 * 2; by != want {
+		t.Errorf("bytes %v, want %v", by, want)
+	}
+	// FC per layer per GPU: 24 · n · D_e² / tp FLOPs (QKV 6, projection 2, FFN 16).
+	n := 64
+	fc := p.genCost(n).flops + p.ffCost(n).flops
+	l3Near(t, "FC FLOPs", fc, 24*float64(n)*12288*12288/8, 1e-9)
+}
+
+// Eq. 2/4 with rankset-exclusive transfers: the PIM side of a sub-batch is its decode
+// attention, its Q/K/V in (one transfer per receiving rankset, each with the link latency)
+// and outputs back, and the other sub-batch's prefill KV.
+func TestL3PIMSlot(t *testing.T) {
+	c := testL3()
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb l3SB
+	for i := range 8 {
+		sb.dec = append(sb.dec, &Request{ID: i + 1, InputLen: 1000})
+	}
+	sb.tD = 100 * Microsecond
+	lat := 2 * Microsecond
+	// 8 requests over 4 ranksets: 4 QKV transfers and 4 outputs, each with 2 µs latency
+	want := sb.tD + 8*lat + FromSeconds(8*73728/100e9) + FromSeconds(8*24576/100e9)
+	if got := p.pimSlot(&sb, 0); got < want-2 || got > want+2 {
+		t.Errorf("pimSlot = %v, want %v", got, want)
+	}
+	// + 100 prefill tokens of the other sub-batch, sent to 4 ranksets
+	want += 4*lat + FromSeconds(100*49152/100e9)
+	if got := p.pimSlot(&sb, 100); got < want-3 || got > want+3 {
+		t.Errorf("pimSlot with prefill KV = %v, want %v", got, want)
+	}
+	// A monolithic DIMM pool takes one transfer each way.
+	c.L3.CommOverlap = false
+	q, _ := newL3(&c)
+	want = sb.tD + 2*lat + FromSeconds(8*73728/100e9) + FromSeconds(8*24576/100e9)
+	if got := q.pimSlot(&sb, 0); got < want-2 || got > want+2 {
+		t.Errorf("monolithic pimSlot = %v, want %v", got, want)
+	}
+}
+
+// §5.1: with the communication overlap the prefill KV goes to the host asynchronously: it
+// runs while the GPUs compute and no GPU work waits for it. Without it (the monolithic
+// DIMMs of the naive design) it is synchronous: the decode Q/K/V of its sub-batch and
+// layer, and so the sub-batch's attention and next Proj+FF, wait behind it.
+func TestL3AsyncPrefillKV(t *testing.T) {
+	type key struct{ layer, sb int }
+	check := func(overlap bool) (pkv, beside, gpuWaits, behind int) {
+		c := testL3()
+		c.Model.Layers = 8
+		c.Workload.Requests = 20
+		c.Workload.InputLen, c.Workload.OutputLen = 2000, 50
+		c.L3.CommOverlap = overlap
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.sys.(*l3)
+		gpu := func(l int) bool { return l >= p.laneGPU && l < p.laneGPU+p.dp }
+		for range 40 {
+			s, err := e.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := s.Timeline.Spans
+			pEnd := map[key]Time{}
+			for _, a := range sp {
+				if a.Name != "prefill KV" {
+					continue
+				}
+				pkv++
+				pEnd[key{a.Layer, a.SubBatch}] = max(pEnd[key{a.Layer, a.SubBatch}], a.End())
+				for _, b := range sp {
+					if gpu(b.Lane) && b.Start < a.End() && a.Start < b.End() {
+						beside++
+						break
+					}
+				}
+			}
+			for _, a := range sp {
+				if end, ok := pEnd[key{a.Layer, a.SubBatch}]; ok && a.Name == "QKV" && a.Start >= end {
+					behind++
+				}
+			}
+			for _, b := range s.Timeline.Bubbles {
+				if gpu(b.Lane) && b.Cause == CauseDependency && b.Waited >= 0 && sp[b.Waited].Name == "prefill KV" {
+					gpuWaits++
+				}
+			}
+		}
+		return
+	}
+	if n, beside, w, _ := check(true); n == 0 || beside == 0 || w != 0 {
+		t.Errorf("overlap: %d prefill-KV transfers, %d beside GPU work, %d GPU waits on them; want some, some and none", n, beside, w)
+	}
+	if n, _, _, behind := check(false); n == 0 || behind == 0 {
+		t.Errorf("monolithic: %d prefill-KV transfers, %d decode QKV transfers behind them; want the decode path to wait", n, behind)
+	}
+}
