@@ -64,6 +64,8 @@ type hermes struct {
 	zAfter     []int32
 	kvRead     []float64
 	tokens     int // decode tokens of the current batch
+	// Σ over this step's sparse blocks of the slowest and the mean DIMM's cold bytes.
+	blkMax, blkMean float64
 }
 
 const hermesKVBlockTokens = 16
@@ -333,7 +335,10 @@ func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	clear(h.coldBytes)
 	clear(h.homeFlops)
 	clear(h.kvRead)
+	clear(h.zBefore)
+	clear(h.zAfter)
 	h.gpuBytes, h.promoted, h.promotedB, h.remapped, h.remappedB, h.remapPairs = 0, 0, 0, 0, 0, 0
+	h.blkMax, h.blkMean = 0, 0
 	if h.ns != nil {
 		ids := make([]int, 0, len(decode)+len(prefill))
 		fresh := make([]int, 0, len(prefill))
@@ -574,6 +579,17 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		h.gpuBytes += gb
 		ends = append(ends, h.add(p, h.pcieOp("sync out", fB*float64(outW)*prec), layer, g))
 	}
+	if h.J > 1 {
+		// Eq. 2: the block waits for its slowest DIMM, so the imbalance that costs time is
+		// per block: Σ_blocks max_j / Σ_blocks mean_j over the step.
+		var mx, sum int
+		for _, c := range homeN {
+			mx = max(mx, c)
+			sum += c
+		}
+		h.blkMax += float64(mx) * by
+		h.blkMean += float64(sum) * by / float64(h.J)
+	}
 	for j, c := range homeN {
 		if c == 0 {
 			continue
@@ -621,13 +637,8 @@ func (h *hermes) observe(snap *Snapshot, s *Schedule, running []*Request) {
 			u["link"] = float64(busy[h.laneLink]) / T
 		}
 	}
-	var mx, sum float64
-	for _, v := range h.coldBytes {
-		mx = max(mx, v)
-		sum += v
-	}
-	if sum > 0 && h.J > 1 {
-		snap.Metrics.LoadImbalance = mx / (sum / float64(h.J))
+	if h.blkMean > 0 {
+		snap.Metrics.LoadImbalance = h.blkMax / h.blkMean
 	}
 	h.observeBanks(snap, busy, T, sec)
 	h.observeKV(snap, running)
@@ -780,12 +791,20 @@ func neuronSnapshot(nr *Neurons, ns *neuronSim, locs []string, recycle bool) {
 		if b.kind == kindMLP {
 			kind = "MLP"
 		}
-		bins, comp := nb.Bins, nb.Computed
-		if !reuse || len(bins) != len(b.bins) || len(comp) != len(b.comp) {
+		bins, comp, placed, binPlaced := nb.Bins, nb.Computed, nb.Placed, nb.BinPlaced
+		if !reuse || len(bins) != len(b.bins) || len(comp) != len(b.comp) || len(binPlaced) != len(b.binLoc) {
 			bins = make([]NeuronBin, len(b.bins))
 			comp = make([]int32, len(b.comp))
+			placed = make([]int32, len(b.comp))
+			binPlaced = make([]uint16, len(b.binLoc))
 		}
 		copy(bins, b.bins)
+		copy(binPlaced, b.binLoc)
+		clear(placed)
+		locs := len(b.comp)
+		for k, v := range b.binLoc {
+			placed[k%locs] += int32(v)
+		}
 		var prom, rem int32
 		for k := range bins {
 			bins[k].Freq = b.kind0.binP[k]
@@ -794,7 +813,7 @@ func neuronSnapshot(nr *Neurons, ns *neuronSim, locs []string, recycle bool) {
 		}
 		copy(comp, b.comp)
 		*nb = NeuronBlock{Layer: b.layer, Kind: kind, Neurons: b.n, NeuronBytes: int(b.bytes), GPUSlots: b.slot, Computed: comp,
-			Active: b.act, Predicted: b.pred, FP: b.fp, FN: b.fn, Promoted: prom, Remapped: rem, Bins: bins}
+			Active: b.act, Predicted: b.pred, FP: b.fp, FN: b.fn, Promoted: prom, Remapped: rem, Bins: bins, Placed: placed, BinPlaced: binPlaced}
 		k := b.kind
 		act[k] += int64(b.act)
 		pred[k] += int64(b.pred)
@@ -810,6 +829,9 @@ func neuronSnapshot(nr *Neurons, ns *neuronSim, locs []string, recycle bool) {
 		// Activations on the top hot fraction of neurons by offline rank.
 		cut := ns.sp.HotFrac * float64(b.n)
 		for bi, bn := range bins {
+			if b.kind != kindMLP {
+				break // the 20/80 split is the MLP's (§III-A); QKV inputs fire at ~50%
+			}
 			a := float64(bn.Active)
 			allAct += a
 			lo, hi := float64(b.kind0.binLo[bi]), float64(b.kind0.binLo[bi+1])

@@ -225,18 +225,22 @@ type nblock struct {
 	s1   []uint8   // predictor state (4 bits)
 	loc  []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
 	home []uint8
-	win  []uint8  // tokens active in the current window
-	hot0 []uint64 // bitset: in the offline GPU set
-	slot int      // GPU-resident neurons (fixed per block)
-	sinc int      // tokens since the last remap
-	aS   float32  // parent coefficient of the shared part (calibrated, √(κ/2) without drift)
-	aP   float32  // parent coefficient of the persistent part
+	win  []uint8 // tokens active in the current window
+	// gpuList holds the GPU-resident neurons (loc 0), in no particular order; collect
+	// rebuilds it and promote keeps it current, so finding victims scans the GPU set only.
+	gpuList []uint16
+	hot0    []uint64 // bitset: in the offline GPU set
+	slot    int      // GPU-resident neurons (fixed per block)
+	sinc    int      // tokens since the last remap
+	aS      float32  // parent coefficient of the shared part (calibrated, √(κ/2) without drift)
+	aP      float32  // parent coefficient of the persistent part
 
 	// Results of the last pass.
 	comp              []int32 // neurons computed (predicted active) per location
 	act, pred, fp, fn int32
 	actGPU            int32
 	bins              []NeuronBin
+	binLoc            []uint16 // neurons per bin and location, bins × locs (placement at the pass)
 	cand              []uint16 // off-GPU neurons whose state exceeds T_h
 	ghist             [16]int32
 	promoted          []uint16 // this token, until the pass counts them
@@ -287,7 +291,9 @@ type neuronSim struct {
 	ringN    [26]int
 	ringLen  int
 	ringHead int
-	sim      [3]float64 // d = 1, 10, 25 (−1 when not yet available)
+	sim      [3]float64 // d = 1, 10, 25, averaged over the batch's tokens (−1 when not yet available)
+	simSum   [3]float64
+	simN     [3]int
 
 	churn int // offline-hot neurons no longer on the GPU
 	hotN  int
@@ -489,7 +495,8 @@ func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 	b := &nblock{id: id, layer: layer, kind: kind, n: n, bytes: bytes, kind0: kd,
 		gap: slices.Clone(kd.thr), e: make([]float32, n), clus: make([]uint8, n),
 		s1: make([]uint8, n), loc: make([]uint8, n), home: make([]uint8, n), win: make([]uint8, n),
-		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP))}
+		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP)),
+		binLoc: make([]uint16, len(kd.binP)*ns.locs)}
 	K := max(1, min(ns.sp.Clusters, 255))
 	b.kst = make([]float32, K)
 	native := nativeOrder(ns.seed, id, n)
@@ -719,6 +726,7 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 	if reset {
 		ns.ringLen, ns.ringHead = 0, 0
 		ns.sim = [3]float64{-1, -1, -1}
+		ns.simSum, ns.simN = [3]float64{}, [3]int{}
 	}
 	if len(calc) == 0 {
 		return
@@ -809,13 +817,34 @@ func initState(f float64, mode string) uint8 {
 // collect rebuilds the promotion candidates and the GPU state histogram from the states.
 func (b *nblock) collect(th int) {
 	b.cand = b.cand[:0]
+	b.gpuList = b.gpuList[:0]
 	b.ghist = [16]int32{}
 	for i, st := range b.s1 {
 		if b.loc[i] == 0 {
 			b.ghist[st]++
+			b.gpuList = append(b.gpuList, uint16(i))
 		} else if int(st) > th {
 			b.cand = append(b.cand, uint16(i))
 		}
+	}
+	slices.Reverse(b.gpuList)
+	// The bins' placement and states as they stand (a prefill-only step shows them; a
+	// decode pass overwrites them with its token's figures).
+	if len(b.binLoc) == 0 {
+		return
+	}
+	locs := len(b.comp)
+	clear(b.binLoc)
+	bl := b.kind0.binLo
+	for bi := range b.bins {
+		lo, hi := int(bl[bi]), int(bl[bi+1])
+		var stSum int
+		cnt := b.binLoc[bi*locs : (bi+1)*locs]
+		for i := lo; i < hi; i++ {
+			cnt[b.loc[i]]++
+			stSum += int(b.s1[i])
+		}
+		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: cnt[0], State: float32(stSum) / float32(max(1, hi-lo))}
 	}
 }
 
@@ -964,6 +993,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
 		g := wyrng{s: c.seed + uint64(bi)*0x9e3779b97f4a7c15}
 		var nAct, nPred, nTP, nGPU, stSum int32
+		var lc [256]uint16
 		for i := lo; i < hi; i++ {
 			ei := phi*e[i] + sphi*g.normal()
 			e[i] = ei
@@ -979,23 +1009,26 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 				pred = act
 			}
 			l := loc[i]
+			lc[l]++
 			comp[l] += int32(pred)
 			nPred += int32(pred)
 			nTP += int32(pred & act)
 			nAct += int32(act)
-			isG := b2u(l == 0)
-			tGPUAct += int32(act & isG)
 			w := win[i]
 			win[i] = w + act&b2u(w < 255)
 			ns1 := st[(old*2+act)&31]
 			s1[i] = ns1
 			stSum += int32(ns1)
-			nGPU += int32(isG)
-			ghist[ns1&15] += int32(isG)
-			if ns1 > th && l != 0 {
+			if l == 0 {
+				// GPU copies are the hot prefix of the rank order: a predictable branch.
+				tGPUAct += int32(act)
+				nGPU++
+				ghist[ns1&15]++
+			} else if ns1 > th {
 				cand = append(cand, uint16(i))
 			}
 		}
+		copy(b.binLoc[bi*ns.locs:(bi+1)*ns.locs], lc[:ns.locs])
 		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: uint16(nGPU), Active: uint16(nAct), Predicted: uint16(nPred),
 			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP), State: float32(stSum) / float32(max(1, hi-lo))}
 		tAct += nAct
@@ -1052,7 +1085,9 @@ func (ns *neuronSim) similarity(act []uint8) {
 		for w, x := range bs {
 			inter += bits.OnesCount64(x & old[w])
 		}
-		ns.sim[k] = float64(inter) / float64(cnt)
+		ns.simSum[k] += float64(inter) / float64(cnt)
+		ns.simN[k]++
+		ns.sim[k] = ns.simSum[k] / float64(ns.simN[k])
 	}
 }
 
@@ -1072,23 +1107,32 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	if m <= 0 {
 		return 0
 	}
-	// Candidates by state, highest first (hotter rank first among equals).
-	var cnt [17]int
+	// The m best candidates by state, highest first (hotter rank first among equals):
+	// the states from 15 down to the level that holds m of them, in one pass.
+	var cnt [16]int
 	for _, c := range b.cand {
-		cnt[15-int(b.s1[c])+1]++
+		cnt[b.s1[c]]++
 	}
-	for s := 1; s < 17; s++ {
-		cnt[s] += cnt[s-1]
+	level, acc := 15, 0
+	for ; level > 0; level-- {
+		acc += cnt[level]
+		if acc >= m {
+			break
+		}
 	}
-	sorted := make([]uint16, len(b.cand))
+	var byCand [16][]uint16
 	for _, c := range b.cand {
-		k := 15 - int(b.s1[c])
-		sorted[cnt[k]] = c
-		cnt[k]++
+		if s := b.s1[c]; int(s) >= level && len(byCand[s]) < m {
+			byCand[s] = append(byCand[s], c)
+		}
 	}
-	b.cand = sorted
-	// Victims: the m lowest-state GPU residents, found by scanning for states up to the
-	// level the histogram says holds m of them.
+	best := make([]uint16, 0, m)
+	for s := 15; s >= level && len(best) < m; s-- {
+		best = append(best, byCand[s][:min(len(byCand[s]), m-len(best))]...)
+	}
+	// Victims: the m lowest-state GPU residents, found by scanning the GPU list for states
+	// up to the level the histogram says holds m of them; among equal states the one met
+	// first in the list (which starts in descending rank order, colder first).
 	top := 0
 	for acc := int32(0); top < 15; top++ {
 		acc += b.ghist[top]
@@ -1096,24 +1140,26 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 			break
 		}
 	}
-	var byState [16][]uint16
-	for i := b.n - 1; i >= 0; i-- {
-		if s := b.s1[i]; b.loc[i] == 0 && int(s) <= top && len(byState[s]) < m {
-			byState[s] = append(byState[s], uint16(i))
+	var byState [16][]int32 // positions in gpuList
+	for pos, i := range b.gpuList {
+		if s := b.s1[i]; int(s) <= top && len(byState[s]) < m {
+			byState[s] = append(byState[s], int32(pos))
 		}
 	}
-	victims := make([]uint16, 0, m)
+	victims := make([]int32, 0, m)
 	for s := 0; s <= top && len(victims) < m; s++ {
 		victims = append(victims, byState[s][:min(len(byState[s]), m-len(victims))]...)
 	}
 	n := 0
-	for i, c := range b.cand[:min(m, len(victims))] {
-		v := victims[i]
+	for i, c := range best[:min(len(best), len(victims))] {
+		pos := victims[i]
+		v := int(b.gpuList[pos])
 		if b.s1[c] <= b.s1[v] {
 			break
 		}
 		b.loc[v] = 1 + b.home[v]
 		b.loc[c] = 0
+		b.gpuList[pos] = c
 		if b.isHot0(int(v)) {
 			ns.churn++
 		}
@@ -1123,7 +1169,7 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 		b.promoted = append(b.promoted, c)
 		n++
 	}
-	b.cand = b.cand[n:]
+	b.cand = b.cand[:0] // the next pass collects the candidates afresh
 	return n
 }
 

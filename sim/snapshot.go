@@ -131,6 +131,14 @@ type NeuronBlock struct {
 	Promoted  int32 // copied to the GPU in the projection window before this block
 	Remapped  int32 // moved to another DIMM by the window remapping before this block
 	Bins      []NeuronBin
+	// Placed counts the block's neurons per location (indexed as Locations): [0] the GPU
+	// copies, then each home location's cold neurons, as the block ran this token (after
+	// the promotions and remaps of the projection window before it; QKV(0)'s, made at the
+	// end of the token, show on the next). BinPlaced is the same per bin, flattened: bin
+	// k's count at location j is BinPlaced[k*len(Locations)+j] (it colours a bin by GPU or
+	// DIMM k). Both are empty for a dense block (Hermes-base).
+	Placed    []int32
+	BinPlaced []uint16
 }
 
 // NeuronBin aggregates a contiguous range of a block's neurons in frequency order.
@@ -169,7 +177,7 @@ type NeuronStats struct {
 	HotMB, BudgetMB         float64   // GPU memory holding hot neurons, and the budget S_GPU
 	// Activation statistics of the synthetic trace, to compare with the paper's figures.
 	QKVActive, MLPActive float64    // fraction of neurons active this token
-	Similarity           [3]float64 // |A_t ∩ A_t−d| / |A_t| at d = 1, 10, 25 (−1 until available)
+	Similarity           [3]float64 // |A_t ∩ A_t−d| / |A_t| at d = 1, 10, 25, averaged over the batch's tokens so far (−1 until available)
 	LayerCorr            float64    // P(active | both top-2 correlated parents active)
 	OneParent            float64    // P(active | exactly one of them active)
 	HotShare             float64    // share of this token's MLP activations on the hot fraction (offline rank)
