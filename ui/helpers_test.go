@@ -301,6 +301,9 @@ func withNeurons(s *sim.Snapshot) *sim.Snapshot {
 				bn := sim.NeuronBin{Neurons: n, GPU: gpu, Active: act, Predicted: act + uint16(j%3), FP: uint16(j % 3), FN: uint16(l % 2),
 					Promoted: uint16(j % 5 / 4), State: float32(15 - j), Freq: float32(act) / 256}
 				b.Bins = append(b.Bins, bn)
+				placed := []uint16{gpu, 0, 0}
+				placed[1+j%2] = n - gpu
+				b.BinPlaced = append(b.BinPlaced, placed...)
 				b.Neurons += int(n)
 				b.GPUSlots += int(gpu)
 				b.Active += int32(act)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -15,17 +16,19 @@ import (
 type neuronMode int
 
 const (
-	nmGPU neuronMode = iota
+	nmWhere neuronMode = iota
+	nmGPU
 	nmActive
 	nmMiss
 	nmState
 	numNeuronModes
 )
 
-var neuronModeNames = [numNeuronModes]string{"on the GPU", "active", "mispredicted", "predictor state"}
+var neuronModeNames = [numNeuronModes]string{"location", "on the GPU", "active", "mispredicted", "predictor state"}
 
 // neurons is the hot/cold neuron partition: one row per layer, its QKV and MLP neurons
-// in bins from the hottest (left) to the coldest, shaded by the share on the GPU, the
+// in bins from the hottest (left) to the coldest, marked by where most of a bin's neurons
+// run (GPU or memory device k, dimmed where they rarely fire), or shaded by the share on the GPU, the
 // share active this token, the share the predictor got wrong, or the predictor's state.
 // Systems without a neuron partition say why it does not apply, and the pane shows where
 // each operation runs instead, labelled as operator placement so it is not mistaken for
@@ -144,7 +147,7 @@ func (m *neurons) ShortHelp() []key.Binding {
 }
 
 func (m *neurons) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{helpOnly("m", "shade: on GPU, active, mispredicted, predictor state"), helpOnly("j/k ↑/↓", "layer"), helpOnly("h/l", "bin")}}
+	return [][]key.Binding{{helpOnly("m", "shade: location, on GPU, active, mispredicted, predictor state"), helpOnly("j/k ↑/↓", "layer"), helpOnly("h/l", "bin")}}
 }
 
 func (m *neurons) Update(msg tea.Msg) (pane, tea.Cmd) {
@@ -218,7 +221,12 @@ func (m *neurons) geom() nGeom {
 type nCell struct {
 	neurons, gpu, active, pred, fp, fn, promoted, remapped int
 	state, freq                                            float64 // neuron-weighted sums
+	// where counts the neurons per location (as Neurons.Locations; the last slot also
+	// holds any location past it).
+	where [maxWhere]int
 }
+
+const maxWhere = 16
 
 // cell sums layers [l0, l0+fr) and bins [b0, b0+fc) of kind k. A block without bins
 // counts as one bin.
@@ -244,7 +252,13 @@ func (m *neurons) cell(k, l0, fr, b0, fc int) nCell {
 			}
 			continue
 		}
+		nl := len(m.snap.Neurons.Locations)
 		for j := b0; j < min(b0+fc, len(b.Bins)); j++ {
+			if nl > 0 && len(b.BinPlaced) >= (j+1)*nl {
+				for loc, v := range b.BinPlaced[j*nl : (j+1)*nl] {
+					c.where[min(loc, maxWhere-1)] += int(v)
+				}
+			}
 			bn := &b.Bins[j]
 			n := int(bn.Neurons)
 			c.neurons += n
@@ -311,6 +325,14 @@ func (m *neurons) View() string {
 				rb.spaces(1)
 			}
 			c := m.shownCell(&q, l, j)
+			if m.mode == nmWhere {
+				p, g := m.whereCell(c)
+				if i == curR && j == curC {
+					p += st.Rev
+				}
+				rb.cell(p, g)
+				continue
+			}
 			lv := heatLevel(m.value(c))
 			p := ramp[lv]
 			if i == curR && j == curC {
@@ -327,7 +349,11 @@ func (m *neurons) View() string {
 	for len(lines) < m.h-2 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.legend(ramp), st.Bold.render(truncate(m.detail(&q), m.w)))
+	legend := m.legend(ramp)
+	if m.mode == nmWhere {
+		legend = m.whereLegend()
+	}
+	lines = append(lines, legend, st.Bold.render(truncate(m.detail(&q), m.w)))
 	return strings.Join(fitLines(lines, m.w, m.h), "\n")
 }
 
@@ -390,6 +416,62 @@ func (m *neurons) figures() []string {
 		out = append(out, truncate(l, m.w))
 	}
 	return out
+}
+
+// whereCell marks a cell by the location most of its neurons run at: G for the GPU, the
+// device's number for a memory device (H for the host), in that location's colour, dimmed
+// where the neurons fire in fewer than one token in ten.
+func (m *neurons) whereCell(c nCell) (paint, rune) {
+	st := m.c.Styles
+	if c.neurons == 0 {
+		return st.Free + st.Faint, freeGlyph
+	}
+	best := -1
+	for j, v := range c.where {
+		if v > 0 && (best < 0 || v > c.where[best]) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return st.Free, '?'
+	}
+	p := st.Req[best%len(st.Req)]
+	if c.freq/float64(c.neurons) < 0.1 {
+		p += st.Faint
+	}
+	return p, m.whereGlyph(best)
+}
+
+// whereGlyph is the one-cell mark of location j.
+func (m *neurons) whereGlyph(j int) rune {
+	locs := m.snap.Neurons.Locations
+	if j >= len(locs) || locs[j] == "" {
+		return '?'
+	}
+	name := locs[j]
+	last := rune(name[len(name)-1])
+	switch {
+	case strings.HasPrefix(name, "GPU"):
+		return 'G'
+	case last >= '0' && last <= '9':
+		return last
+	}
+	return unicode.ToUpper(rune(name[0]))
+}
+
+// whereLegend maps each location's mark to its name.
+func (m *neurons) whereLegend() string {
+	var rb rowBuf
+	rb.str("", "where most neurons run: ")
+	for j, name := range m.snap.Neurons.Locations {
+		if j >= maxWhere {
+			break
+		}
+		rb.cell(m.c.Styles.Req[j%len(m.c.Styles.Req)], m.whereGlyph(j))
+		rb.str("", " "+name+" ")
+	}
+	rb.str(m.c.Styles.Faint, "· dim: fires <10%")
+	return rb.line(rb.w)
 }
 
 func (m *neurons) legend(ramp *[6]paint) string {
