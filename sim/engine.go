@@ -76,22 +76,23 @@ type Engine struct {
 	gen   *generator
 	ppMul Time // iteration time × pipeline stages = time between a request's tokens
 
-	now       Time
-	step      int
-	created   int
-	nextReq   *Request // the next request not yet arrived
-	queue     []*Request
-	running   []*Request
-	done      int
-	recent    []RequestRow // last completed requests, newest last
-	err       error
-	history   []*Snapshot
-	back      int
-	last      *Snapshot
-	stats     runStats
-	spanHint  int
-	spare     *Schedule // reused when cfg.Recycle is set
-	preempted int
+	now        Time
+	step       int
+	created    int
+	nextReq    *Request // the next request not yet arrived
+	queue      []*Request
+	running    []*Request
+	done       int
+	recent     []RequestRow // last completed requests, newest last
+	err        error
+	history    []*Snapshot
+	back       int
+	last       *Snapshot
+	stats      runStats
+	spanHint   int
+	bubbleHint int
+	spare      *Schedule // reused when cfg.Recycle is set
+	preempted  int
 }
 
 // runStats accumulates the run's metrics after warm-up.
@@ -403,7 +404,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		s = e.spare
 		s.Reset(e.sys.lanes())
 	} else {
-		s = NewSchedule(e.sys.lanes(), e.spanHint)
+		s = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
 		if e.cfg.Recycle {
 			e.spare = s
 		}
@@ -413,7 +414,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	}
 	marks := e.sys.plan(s, decode, prefill)
 	iterT := s.Finish()
-	e.spanHint = len(s.Spans)
+	e.spanHint, e.bubbleHint = len(s.Spans), len(s.Bubbles)
 	if iterT <= 0 {
 		return nil, errors.New("internal error: an iteration with work took no time")
 	}

@@ -83,9 +83,9 @@ type Schedule struct {
 	critical  int // span that ends last
 }
 
-// NewSchedule returns an empty schedule over lanes.
-func NewSchedule(lanes []Lane, capacity int) *Schedule {
-	s := &Schedule{Spans: make([]Span, 0, capacity), Bubbles: make([]Bubble, 0, capacity/2+len(lanes))}
+// NewSchedule returns an empty schedule over lanes with room for spans and bubbles.
+func NewSchedule(lanes []Lane, spans, bubbles int) *Schedule {
+	s := &Schedule{Spans: make([]Span, 0, spans), Bubbles: make([]Bubble, 0, max(bubbles, len(lanes)))}
 	s.Reset(lanes)
 	return s
 }

@@ -3,7 +3,7 @@ package sim
 import "testing"
 
 func TestScheduleDependenciesAndBubbles(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8)
+	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8, 8)
 	a := s.Add(Op{Name: "QKV", Lane: 0, Dur: 10})
 	b := s.Add(Op{Name: "MHA", Lane: 1, Dur: 30}, a)
 	c := s.Add(Op{Name: "FFN", Lane: 0, Dur: 5}, b)
@@ -37,7 +37,7 @@ func TestScheduleDependenciesAndBubbles(t *testing.T) {
 }
 
 func TestScheduleStageBarrier(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8)
+	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8, 8)
 	s.Add(Op{Name: "A", Lane: 0, Dur: 10, Stage: 0})
 	long := s.Add(Op{Name: "B", Lane: 1, Dur: 50, Stage: 0})
 	n := s.Add(Op{Name: "C", Lane: 0, Dur: 5, Stage: 1})
@@ -56,7 +56,7 @@ func TestScheduleStageBarrier(t *testing.T) {
 }
 
 func TestScheduleNoWorkLane(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"idle", "pim"}}, 1)
+	s := NewSchedule([]Lane{{"NPU", "npu"}, {"idle", "pim"}}, 1, 1)
 	s.Add(Op{Name: "A", Lane: 0, Dur: 7})
 	s.Finish()
 	if len(s.Bubbles) != 1 || s.Bubbles[0].Cause != CauseNoWork || s.Bubbles[0].Dur != 7 {
