@@ -13,10 +13,15 @@ import (
 
 // benchModel is the explorer on a preset's full default workload at w×h, after its
 // first step.
-func benchModel(b testing.TB, preset string, w, h int) *Model {
+func benchModel(b testing.TB, preset string, w, h int, edit ...string) *Model {
 	f, err := presets.Get(preset)
 	if err != nil {
 		b.Fatal(err)
+	}
+	for _, kv := range edit {
+		if err := f.Set(kv); err != nil {
+			b.Fatal(err)
+		}
 	}
 	f.Workload.Requests = 1000000
 	cfg, err := presets.Build(f, nil)
@@ -132,6 +137,31 @@ func bigSnapshot() *sim.Snapshot {
 	tl.Layers = 32
 	s.IterTime = tl.Makespan
 	return s
+}
+
+// BenchmarkLargeConfig is one step and a full frame at 200×60 of each family's largest
+// configuration: a 16×16 HeLioS mesh, about a million live KV blocks, LoL-PIM's 16 nodes,
+// and Hermes with every neuron of LLaMA2-70B tracked.
+func BenchmarkLargeConfig(b *testing.B) {
+	cases := []struct {
+		name, preset string
+		edit         []string
+	}{
+		{"helios-mesh16", "helios", []string{"hb.mesh=16"}},
+		{"helios-1M-blocks", "helios", []string{"kvcache.block_tokens=1", "workload.batch=128", "workload.arrival=closed"}},
+		{"lolpim-16-nodes", "lolpim", nil},
+		{"hermes-70b", "hermes", []string{"workload.steps=0", "workload.output_len=100000"}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			m := benchModel(b, c.preset, 200, 60, c.edit...)
+			b.ReportAllocs()
+			for b.Loop() {
+				m.benchStep()
+				_ = m.View()
+			}
+		})
+	}
 }
 
 // BenchmarkLargeSystem takes a huge snapshot into every pane and draws the dashboard.
