@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
@@ -31,7 +33,7 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print an embedded preset's file, to start a preset of your own from",
+		Short: "Print an embedded preset's file and every key its sections take, to start a preset of your own from",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("presets show takes one preset name; pimtui presets lists them")
@@ -43,8 +45,10 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			_, err = stdout.Write(b)
-			return err
+			if _, err := stdout.Write(b); err != nil {
+				return err
+			}
+			return writeKeyComments(stdout, b)
 		},
 	}
 	list := func(use, short string, rows func(w io.Writer)) *cobra.Command {
@@ -112,4 +116,25 @@ func newValidateCmd(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// writeKeyComments lists, as TOML comments after a preset's text, every key of the
+// sections the preset has, with its type, range and meaning: what --set and --vary take.
+// Comments keep the output a valid preset file.
+func writeKeyComments(w io.Writer, src []byte) error {
+	var doc map[string]any
+	if err := toml.Unmarshal(src, &doc); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n# Keys of this preset's sections: override any with --set KEY=VALUE, or sweep it with")
+	fmt.Fprintln(w, "# pimtui sweep --vary KEY=V1,V2 (pimtui presets keys lists those of every section).")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "# KEY\tTYPE\tRANGE\tMEANING")
+	for _, k := range presets.Keys() {
+		section, _, nested := strings.Cut(k.Key, ".")
+		if _, ok := doc[section]; ok || !nested {
+			fmt.Fprintf(tw, "# %s\t%s\t%s\t%s\n", k.Key, k.Type, k.Range, strings.ReplaceAll(k.Doc, "\n", " "))
+		}
+	}
+	return tw.Flush()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,39 +62,11 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 	if err != nil {
 		return nil, sim.Config{}, usageError{err}
 	}
-	fl := c.Flags()
-	var sets []string
-	str := func(flag, key, v string) {
-		if fl.Changed(flag) {
-			sets = append(sets, key+"="+v)
-		}
+	sets, err := o.overrides(c)
+	if err != nil {
+		return nil, sim.Config{}, err
 	}
-	num := func(flag, key string, v int64) {
-		if fl.Changed(flag) {
-			sets = append(sets, key+"="+strconv.FormatInt(v, 10))
-		}
-	}
-	str("model", "model.name", o.model)
-	str("dataset", "workload.dataset", o.dataset)
-	num("batch", "workload.batch", int64(o.batch))
-	num("requests", "workload.requests", int64(o.requests))
-	num("steps", "workload.steps", int64(o.steps))
-	num("seed", "workload.seed", o.seed)
-	num("input-len", "workload.input_len", int64(o.inputLen))
-	num("output-len", "workload.output_len", int64(o.outputLen))
-	str("prefill", "workload.prefill", o.prefill)
-	if fl.Changed("arrival") {
-		kind, rate, hasRate := strings.Cut(o.arrival, ":")
-		switch {
-		case kind == "closed" && !hasRate:
-			sets = append(sets, "workload.arrival=closed")
-		case kind == "poisson" && hasRate:
-			sets = append(sets, "workload.arrival=poisson", "workload.rate_per_s="+rate)
-		default:
-			return nil, sim.Config{}, usagef("--arrival %q: want closed or poisson:RATE (requests/s), e.g. --arrival poisson:20", o.arrival)
-		}
-	}
-	for _, s := range append(sets, o.sets...) {
+	for _, s := range sets {
 		if err := f.Set(s); err != nil {
 			return nil, sim.Config{}, usageError{fmt.Errorf("--set %w", err)}
 		}
@@ -117,6 +88,54 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 		return nil, sim.Config{}, usageError{err}
 	}
 	return f, cfg, nil
+}
+
+// overrideKeys maps each override flag to the preset key it sets (--arrival sets two:
+// see flagSets).
+var overrideKeys = []struct{ flag, key string }{
+	{"model", "model.name"}, {"dataset", "workload.dataset"}, {"batch", "workload.batch"},
+	{"requests", "workload.requests"}, {"steps", "workload.steps"}, {"seed", "workload.seed"},
+	{"input-len", "workload.input_len"}, {"output-len", "workload.output_len"},
+	{"prefill", "workload.prefill"}, {"arrival", "workload.arrival"},
+}
+
+// flagSets turns an override flag and its value into the "key=value" overrides it
+// stands for; ok is false when flag is not an override flag.
+func flagSets(flag, v string) (sets []string, ok bool, err error) {
+	if flag == "arrival" {
+		kind, rate, hasRate := strings.Cut(v, ":")
+		switch {
+		case kind == "closed" && !hasRate:
+			return []string{"workload.arrival=closed"}, true, nil
+		case kind == "poisson" && hasRate:
+			return []string{"workload.arrival=poisson", "workload.rate_per_s=" + rate}, true, nil
+		}
+		return nil, true, usagef("--arrival %q: want closed or poisson:RATE (requests/s), e.g. --arrival poisson:20", v)
+	}
+	for _, o := range overrideKeys {
+		if o.flag == flag {
+			return []string{o.key + "=" + v}, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// overrides lists the "key=value" overrides the command line asks for: the override
+// flags given, then each --set in order.
+func (o *options) overrides(c *cobra.Command) ([]string, error) {
+	fl := c.Flags()
+	var sets []string
+	for _, k := range overrideKeys {
+		if !fl.Changed(k.flag) {
+			continue
+		}
+		s, _, err := flagSets(k.flag, fl.Lookup(k.flag).Value.String())
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, s...)
+	}
+	return append(sets, o.sets...), nil
 }
 
 // newEngine builds an engine, reporting an impossible configuration as bad input.

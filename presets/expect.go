@@ -32,11 +32,42 @@ type gridPoint struct {
 
 // Evaluate measures every expectation a preset declares. Runs are shared between
 // expectations and spread over the machine's cores; results do not depend on how many.
-func Evaluate(name string) ([]Outcome, error) {
+func Evaluate(name string) ([]Outcome, error) { return EvaluateIDs(name, nil) }
+
+// EvaluateIDs measures the expectations of a preset with these ids (all when ids is
+// empty), in the preset's order.
+func EvaluateIDs(name string, ids []string) ([]Outcome, error) {
 	f, err := Get(name)
 	if err != nil {
 		return nil, err
 	}
+	if len(ids) > 0 {
+		f.Expect = slices.DeleteFunc(f.Expect, func(e Expect) bool { return !slices.Contains(ids, e.ID) })
+	}
+	return EvaluateGrid(name, f.Expect)
+}
+
+// EvaluateOn is Evaluate on at most workers goroutines (0: one per core): the explorer
+// measures in the background on one, so that stepping keeps the other cores.
+func EvaluateOn(name string, workers int) ([]Outcome, error) {
+	f, err := Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return evaluate(name, f.Expect, workers)
+}
+
+// EvaluateGrid measures expectations of preset name as given, grids included (a
+// smaller grid than the preset declares, say, for a quick check).
+func EvaluateGrid(name string, exps []Expect) ([]Outcome, error) {
+	return evaluate(name, exps, 0)
+}
+
+func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	f := &File{Expect: exps}
 	var points []gridPoint
 	index := map[gridPoint]int{}
 	add := func(p gridPoint) {
@@ -74,7 +105,7 @@ func Evaluate(name string) ([]Outcome, error) {
 	errs := make([]error, len(points))
 	var wg sync.WaitGroup
 	work := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
+	for range min(workers, max(1, len(points))) {
 		wg.Go(func() {
 			for i := range work {
 				values[i], errs[i] = measure(points[i])

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/ui"
+)
+
+// evaluate and measureTrend run the expectations; tests replace them to check the
+// command without the full grids.
+var (
+	evaluate     = presets.EvaluateIDs
+	measureTrend = presets.MeasureTrend
+)
+
+func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
+	var format, only string
+	var ids []string
+	var list, noChart bool
+	c := &cobra.Command{
+		Use:   "reproduce [FAMILY|all]",
+		Short: "Run the papers' headline experiments and print paper value against pimtui value",
+		Long: `Run every experiment the presets of a family declare (all families by default) and
+print, for each, the conditions it averages over, the paper's value, pimtui's value, their
+ratio and whether it is within the declared tolerance; where pimtui does not reproduce the
+paper, the first line of the declared reason. Where an experiment is a curve over batch
+size, a chart redraws it for the preset and its baselines. The full set takes a few
+minutes; --list prints the experiments without running them.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("reproduce takes one family or all; pimtui presets lists the families")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			switch format {
+			case "table", "json":
+			default:
+				return usagef("--format %q: want table or json", format)
+			}
+			family := "all"
+			if len(args) == 1 {
+				family = args[0]
+			}
+			exps, err := declared(family, only, ids)
+			if err != nil {
+				return err
+			}
+			if list {
+				return writeReproduce(stdout, exps, nil, format, false)
+			}
+			progress := progressTo(stderr)
+			start := time.Now()
+			var trends []presets.Trend
+			done := map[string]bool{}
+			for i, x := range exps {
+				if done[x.Preset] {
+					continue
+				}
+				done[x.Preset] = true
+				if progress != nil {
+					fmt.Fprintf(progress, "\r\x1b[K%s measuring %s · %.0f s", progressBar(float64(i)/float64(len(exps)), 30), x.Preset, time.Since(start).Seconds())
+				}
+				outs, err := evaluate(x.Preset, ids)
+				if err != nil {
+					return fmt.Errorf("%s: %w", x.Preset, err)
+				}
+				for _, o := range outs {
+					for j := range exps {
+						if exps[j].Preset == o.Preset && exps[j].ID == o.ID {
+							exps[j].Outcome = &o
+						}
+					}
+				}
+				plan, ok, err := presets.TrendPlan(x.Preset)
+				if err == nil && ok && !noChart && !drawn(trends, plan) &&
+					slices.ContainsFunc(exps, func(y experiment) bool { return y.Preset == x.Preset && y.ID == plan.Expect }) {
+					t, err := measureTrend(plan)
+					if err != nil {
+						return fmt.Errorf("%s: %w", x.Preset, err)
+					}
+					trends = append(trends, t)
+				}
+			}
+			if progress != nil {
+				fmt.Fprint(progress, "\r\x1b[K")
+			}
+			return writeReproduce(stdout, exps, trends, format, true)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&format, "format", "table", "output: table or json")
+	f.StringVar(&only, "preset", "", "only the experiments this preset declares")
+	f.StringSliceVar(&ids, "experiment", nil, "only the experiments with these ids (comma-separated)")
+	f.BoolVar(&list, "list", false, "list the experiments without running them")
+	f.BoolVar(&noChart, "no-chart", false, "skip the curves (they cost a few extra runs)")
+	return c
+}
+
+// drawn reports whether an earlier curve already shows every system of plan under the
+// same conditions (a baseline's own experiment against a system the chart has).
+func drawn(trends []presets.Trend, plan presets.Trend) bool {
+	for _, t := range trends {
+		if t.Model != plan.Model || t.Dataset != plan.Dataset || t.Metric != plan.Metric || t.TP != plan.TP || t.PP != plan.PP || !slices.Equal(t.Batches, plan.Batches) {
+			continue
+		}
+		all := true
+		for _, s := range plan.Series {
+			all = all && slices.ContainsFunc(t.Series, func(u presets.TrendSeries) bool { return u.Preset == s.Preset })
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// experiment is one declared expectation of a preset and, once run, its outcome.
+type experiment struct {
+	Family, Preset string
+	presets.Expect
+	Outcome *presets.Outcome
+}
+
+// declared lists the experiments of family ("all": every family) in preset order,
+// optionally those of one preset or with given ids only.
+func declared(family, only string, ids []string) ([]experiment, error) {
+	var fams, known []string
+	var out []experiment
+	for _, n := range presets.Names() {
+		f, err := presets.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(fams, f.Family) {
+			fams = append(fams, f.Family)
+		}
+		if family != "all" && f.Family != family || only != "" && n != only {
+			continue
+		}
+		for _, e := range f.Expect {
+			known = append(known, e.ID)
+			if len(ids) == 0 || slices.Contains(ids, e.ID) {
+				out = append(out, experiment{Family: f.Family, Preset: n, Expect: e})
+			}
+		}
+	}
+	if family != "all" && !slices.Contains(fams, family) {
+		msg := fmt.Sprintf("unknown family %q", family)
+		if c := presets.Closest(family, fams, 1); len(c) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", c[0])
+		}
+		return nil, usagef("%s (families: all, %s)", msg, strings.Join(fams, ", "))
+	}
+	if only != "" {
+		if _, err := presets.Get(only); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			msg := fmt.Sprintf("--experiment %q: no such experiment here", id)
+			if c := presets.Closest(id, known, 1); len(c) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", c[0])
+			}
+			return nil, usagef("%s (pimtui reproduce --list lists them)", msg)
+		}
+	}
+	if len(out) == 0 {
+		what := "family " + family
+		if only != "" {
+			what = "preset " + only
+			if family != "all" {
+				what += " in family " + family
+			}
+		}
+		return nil, usagef("%s declares no paper experiments", what)
+	}
+	return out, nil
+}
+
+// conditions summarises an expectation's grid: models, datasets, batch sizes.
+func conditions(e presets.Expect) string {
+	count := func(xs []string, many string) string {
+		if len(xs) == 1 {
+			return xs[0]
+		}
+		return fmt.Sprintf("%d %s", len(xs), many)
+	}
+	var ds []string
+	for _, d := range e.Grid.Dataset {
+		if !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	for _, m := range e.Grid.ModelDataset {
+		for _, d := range m {
+			if !slices.Contains(ds, d) {
+				ds = append(ds, d)
+			}
+		}
+	}
+	parts := []string{count(e.Grid.Model, "models"), count(ds, "datasets")}
+	if b := e.Grid.Batch; len(b) == 1 {
+		parts = append(parts, "batch "+strconv.Itoa(b[0]))
+	} else if len(b) > 1 {
+		parts = append(parts, fmt.Sprintf("batch %d–%d", slices.Min(b), slices.Max(b)))
+	}
+	return strings.Join(parts, " × ")
+}
+
+// paperValue prints the paper's figure: a ratio against the baseline, or a value.
+func paperValue(e presets.Expect, v float64) string {
+	if e.Versus == "" {
+		return fmtMetric(v) + " " + shortMetric(e.Metric)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "× " + e.Versus
+}
+
+func shortMetric(m string) string {
+	switch m {
+	case "throughput_tok_s":
+		return "tok/s"
+	case "mean_batch":
+		return "batch"
+	}
+	return m
+}
+
+// reproduceRow is one experiment of `reproduce --format json`.
+type reproduceRow struct {
+	Family     string   `json:"family"`
+	Preset     string   `json:"preset"`
+	ID         string   `json:"id"`
+	Claim      string   `json:"claim"`
+	Source     string   `json:"source"`
+	Metric     string   `json:"metric"`
+	Versus     string   `json:"versus,omitempty"`
+	BestOf     []string `json:"best_of,omitempty"`
+	Conditions string   `json:"conditions"`
+	Paper      float64  `json:"paper"`
+	Tolerance  float64  `json:"tolerance"`
+	Reproduced bool     `json:"declared_reproduced"`
+	Gap        string   `json:"gap,omitempty"`
+	Pimtui     *float64 `json:"pimtui,omitempty"`
+	Ratio      *float64 `json:"ratio,omitempty"`
+	Within     *bool    `json:"within,omitempty"`
+	Points     *int     `json:"points,omitempty"`
+	Skipped    *int     `json:"skipped,omitempty"`
+}
+
+// trendJSON is one redrawn curve of `reproduce --format json`.
+type trendJSON struct {
+	Preset     string         `json:"preset"`
+	Experiment string         `json:"experiment"`
+	Metric     string         `json:"metric"`
+	Model      string         `json:"model"`
+	Dataset    string         `json:"dataset"`
+	Batches    []int          `json:"batches"`
+	Series     []trendSeriesJ `json:"series"`
+}
+
+type trendSeriesJ struct {
+	Preset string     `json:"preset"`
+	Values []*float64 `json:"values"` // null where the system runs out of memory
+}
+
+func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, format string, ran bool) error {
+	if format == "json" {
+		out := struct {
+			Experiments []reproduceRow `json:"experiments"`
+			Trends      []trendJSON    `json:"trends,omitempty"`
+		}{}
+		for _, x := range exps {
+			r := reproduceRow{Family: x.Family, Preset: x.Preset, ID: x.ID, Claim: x.Claim, Source: x.Source, Metric: x.Metric,
+				Versus: x.Versus, BestOf: x.BestOf, Conditions: conditions(x.Expect), Paper: x.Target(), Tolerance: x.Tolerance,
+				Reproduced: x.Expect.Reproduced, Gap: strings.TrimSpace(x.Gap)}
+			if o := x.Outcome; o != nil {
+				m, ratio := o.Measured, o.Measured/x.Target()
+				r.Pimtui, r.Ratio, r.Within, r.Points, r.Skipped = &m, &ratio, &o.Within, &o.Points, &o.Skipped
+			}
+			out.Experiments = append(out.Experiments, r)
+		}
+		for _, t := range trends {
+			tj := trendJSON{Preset: t.Preset, Experiment: t.Expect, Metric: t.Metric, Model: t.Model, Dataset: t.Dataset, Batches: t.Batches}
+			for _, s := range t.Series {
+				sj := trendSeriesJ{Preset: s.Preset}
+				for _, v := range s.Values {
+					if math.IsNaN(v) {
+						sj.Values = append(sj.Values, nil)
+					} else {
+						sj.Values = append(sj.Values, &v)
+					}
+				}
+				tj.Series = append(tj.Series, sj)
+			}
+			out.Trends = append(out.Trends, tj)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if !ran {
+		fmt.Fprintln(tw, "FAMILY\tPRESET\tEXPERIMENT\tCONDITIONS\tPAPER\tTOLERANCE\tCLAIM")
+		for _, x := range exps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t±%.0f%%\t%s\n", x.Family, x.Preset, x.ID, conditions(x.Expect), paperValue(x.Expect, x.Target()), 100*x.Tolerance, x.Claim)
+		}
+		return tw.Flush()
+	}
+	fmt.Fprintln(tw, "FAMILY\tPRESET\tEXPERIMENT\tCONDITIONS\tPAPER\tPIMTUI\tPIMTUI/PAPER\tWITHIN\tGAP")
+	for _, x := range exps {
+		o := x.Outcome
+		if o == nil {
+			continue
+		}
+		v := fmtMetric(o.Measured) + " " + shortMetric(x.Metric)
+		paper := paperValue(x.Expect, x.Target())
+		if x.Versus != "" {
+			v = strconv.FormatFloat(o.Measured, 'f', 2, 64) + "×"
+		}
+		within, gap := "no", ""
+		if o.Within {
+			within = "yes"
+		} else {
+			gap = gapLine(x.Gap)
+		}
+		cond := conditions(x.Expect)
+		if o.Skipped > 0 {
+			cond += fmt.Sprintf(" (%d of %d points fit)", o.Points, o.Points+o.Skipped)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", x.Family, x.Preset, x.ID, cond, paper, v, o.Measured/x.Target(), within, gap)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	width := 80
+	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		if tw, _, err := term.GetSize(f.Fd()); err == nil && tw > 20 {
+			width = min(tw, 120)
+		}
+	}
+	for _, t := range trends {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, ui.Plot(trendPlot(t), width, 20, colorOn(w)))
+	}
+	return nil
+}
+
+// gapLine is the first line of a declared gap, cut at a word near 90 characters.
+func gapLine(gap string) string {
+	s := firstLine(gap)
+	if r := []rune(s); len(r) > 90 {
+		cut := strings.LastIndex(string(r[:89]), " ")
+		if cut < 40 {
+			cut = len(string(r[:89]))
+		}
+		s = strings.TrimRight(s[:cut], " ,;:") + "…"
+	}
+	return s
+}
+
+// trendPlot is a trend as a chart: one curve per system against batch size.
+func trendPlot(t presets.Trend) ui.PlotData {
+	var par []string
+	if t.TP > 0 {
+		par = append(par, fmt.Sprintf("tp %d", t.TP))
+	}
+	if t.PP > 0 {
+		par = append(par, fmt.Sprintf("pp %d", t.PP))
+	}
+	split := ""
+	if len(par) > 0 {
+		split = " (" + strings.Join(par, ", ") + ")"
+	}
+	d := ui.PlotData{Title: fmt.Sprintf("%s: %s against batch size, %s%s on %s", t.Preset, t.Metric, t.Model, split, t.Dataset),
+		XLabel: "batch", YLabel: t.Metric}
+	for _, s := range t.Series {
+		se := ui.Series{Name: s.Preset, Y: s.Values}
+		for _, b := range t.Batches {
+			se.X = append(se.X, float64(b))
+		}
+		d.Series = append(d.Series, se)
+	}
+	return d
+}
