@@ -14,6 +14,23 @@ import (
 	"github.com/pimtui/pimtui/ui"
 )
 
+// figures measures a preset's declared paper experiments for the explorer, as
+// `pimtui reproduce` does, on one core so that stepping keeps the others.
+func figures(name string) ([]ui.Figure, error) {
+	outs, err := presets.EvaluateOn(name, 1)
+	if err != nil {
+		return nil, err
+	}
+	figs := make([]ui.Figure, len(outs))
+	for i, o := range outs {
+		figs[i] = ui.Figure{ID: o.ID, Paper: o.Target(), Measured: o.Measured, Versus: o.Versus, Within: o.Within, Declared: o.Reproduced}
+		if o.Versus == "" {
+			figs[i].Unit = shortMetric(o.Metric)
+		}
+	}
+	return figs, nil
+}
+
 // runExplorer opens the explorer on a terminal; anywhere else it points to `run`.
 func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	f, ok := stdout.(*os.File)
@@ -28,7 +45,7 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	var list []ui.PresetInfo
 	for _, name := range presets.Names() {
 		if p, err := presets.Get(name); err == nil {
-			list = append(list, ui.PresetInfo{Name: name, Description: p.Description})
+			list = append(list, ui.PresetInfo{Name: name, Description: p.Description, Experiments: len(p.Expect)})
 		}
 	}
 	// A preset picked in the explorer gets the same overrides as the one on the command
@@ -39,7 +56,7 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 		_, c, err := alt.resolve(cmd)
 		return c, err
 	}
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: list, Load: load})
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: list, Load: load, Figures: figures})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	Load    func(name string) (sim.Config, error)
 	// ExportDir is where e writes traces ("" = the current directory).
 	ExportDir string
+	// Figures measures the paper experiments a preset declares (PresetInfo.Experiments),
+	// for the picker and the header. It may take a while: the explorer calls it off the
+	// UI goroutine, one preset at a time, and keeps the answers. Nil: no figures.
+	Figures func(name string) ([]Figure, error)
 }
 
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
@@ -70,6 +74,12 @@ type Model struct {
 	help    bool
 	helpTop int
 	picker  *picker
+
+	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
+	// preset being measured and figNext the one asked for meanwhile.
+	figs             map[string]*figState
+	figBusy, figNext string
+
 	footer  help.Model
 	keyLine string // the footer's short help, redrawn when the focus or size changes
 
@@ -139,7 +149,7 @@ func (m *Model) tick() tea.Cmd {
 // Init takes the first step so the screen opens on iteration 1, and asks the terminal
 // for its background so the palette suits it.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(stepCmd(m.eng, m.seq, false), tea.RequestBackgroundColor)
+	return tea.Batch(stepCmd(m.eng, m.seq, false), tea.RequestBackgroundColor, m.wantFigures(m.cfg.Preset))
 }
 
 // request asks for a step, or queues it while one is in flight.
@@ -263,7 +273,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.eng == old {
 			return m, cmd
 		}
-		return m, tea.Batch(cmd, m.setStatus("loaded preset "+cfg.Preset, false))
+		return m, tea.Batch(cmd, m.setStatus("loaded preset "+cfg.Preset, false), m.wantFigures(cfg.Preset))
+	case figuresMsg:
+		return m, m.gotFigures(msg)
 	case closePickerMsg:
 		m.picker = nil
 	case tea.KeyPressMsg:
@@ -333,7 +345,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		var cmd tea.Cmd
 		m.picker, cmd = m.picker.Update(msg)
-		return cmd
+		return tea.Batch(cmd, m.wantFigures(m.picker.selected()))
 	}
 	if m.help {
 		switch {
@@ -379,6 +391,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return m.setStatus("no presets to pick from", true)
 		}
 		m.picker = newPicker(m.c, m.opts.Presets, m.cfg.Preset)
+		if m.opts.Figures != nil {
+			m.picker.figures = m.pickerFigures
+		}
+		return m.wantFigures(m.picker.selected())
 	case key.Matches(msg, k.Focus):
 		m.setFocus((m.focus + 1) % numPanes)
 	case key.Matches(msg, k.FocusBack):
@@ -541,6 +557,7 @@ func (m *Model) header(w int) string {
 		}
 	}
 	lefts := [][]string{
+		{systemName(c), mdl, ds, m.headerFigures()},
 		{systemName(c), mdl, ds},
 		{mdl, ds},
 		{mdl, ds},

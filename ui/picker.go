@@ -6,9 +6,11 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// PresetInfo is a preset the picker offers: its name and one-line description.
+// PresetInfo is a preset the picker offers: its name, one-line description and how many
+// paper experiments it declares.
 type PresetInfo struct {
 	Name, Description string
+	Experiments       int
 }
 
 // pickMsg asks the root to load preset name.
@@ -26,6 +28,16 @@ type picker struct {
 	filter  string
 	cur     int
 	matches []int
+	// figures, when set, are the lines shown under the list for the selected preset.
+	figures func(name string, w int) []string
+}
+
+// selected is the preset under the cursor, "" when nothing matches.
+func (p *picker) selected() string {
+	if len(p.matches) == 0 {
+		return ""
+	}
+	return p.items[p.matches[p.cur]].Name
 }
 
 func newPicker(c *Common, items []PresetInfo, current string) *picker {
@@ -97,7 +109,13 @@ func (p *picker) View(w, h int) []string {
 	for _, it := range p.items {
 		nameW = max(nameW, len(it.Name))
 	}
-	room := max(1, min(h-2-2-4, len(p.matches)))
+	var figs []string
+	if p.figures != nil && p.selected() != "" {
+		figs = append([]string{""}, p.figures(p.selected(), inner)...)
+		// the list keeps at least three rows; the figures give way first
+		figs = figs[:max(0, min(len(figs), h-2-2-4-3))]
+	}
+	room := max(1, min(h-2-2-4-len(figs), len(p.matches)))
 	first := clamp(p.cur-room+1, 0, max(0, len(p.matches)-room))
 	if len(p.matches) == 0 {
 		body = append(body, st.Faint.render("no preset matches"))
@@ -115,6 +133,7 @@ func (p *picker) View(w, h int) []string {
 			body = append(body, truncate(line, inner))
 		}
 	}
+	body = append(body, figs...)
 	body = append(body, "", st.Faint.render("type to filter · ↑/↓ choose · enter load · esc cancel"))
 	box := frame(st, " Presets ", padBox(body, inner), bw, len(body)+2, true)
 	return box
