@@ -10,19 +10,7 @@ import (
 
 func heliosRun(t *testing.T, name string, edit ...string) (*sim.Engine, sim.Result) {
 	t.Helper()
-	f, err := Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range edit {
-		if err := f.Set(kv); err != nil {
-			t.Fatalf("%s: %v", kv, err)
-		}
-	}
-	cfg, err := Build(f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := presetConfig(t, name, edit...)
 	cfg.Recycle = true
 	e, err := sim.New(cfg)
 	if err != nil {

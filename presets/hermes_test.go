@@ -12,24 +12,6 @@ import (
 
 var hermesFamily = []string{"hermes", "accelerate", "dejavu", "flexgen", "hermes-base", "hermes-host"}
 
-func hermesConfig(t testing.TB, name string, sets ...string) sim.Config {
-	t.Helper()
-	f, err := Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range sets {
-		if err := f.Set(kv); err != nil {
-			t.Fatalf("%s: %v", kv, err)
-		}
-	}
-	cfg, err := Build(f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // runAll steps an engine to the end and returns its result.
 func runAll(t testing.TB, cfg sim.Config) sim.Result {
 	t.Helper()
@@ -66,7 +48,7 @@ func TestHermesFamilyDefaults(t *testing.T) {
 		t.Errorf("hermes family lists %v, want %v", got, hermesFamily)
 	}
 	for _, n := range hermesFamily {
-		cfg := hermesConfig(t, n)
+		cfg := presetConfig(t, n)
 		if cfg.Family != "hermes" || (cfg.System != sim.SystemHermes && cfg.System != sim.SystemOffload) {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
@@ -103,7 +85,7 @@ func TestHermesAblationPath(t *testing.T) {
 	}
 	var tbt []float64
 	for _, p := range path {
-		cfg := hermesConfig(t, "hermes", append(p.sets, "workload.steps=21")...)
+		cfg := presetConfig(t, "hermes", append(p.sets, "workload.steps=21")...)
 		cfg.Recycle = true
 		e, err := sim.New(cfg)
 		if err != nil {
@@ -158,7 +140,7 @@ func TestHermesBadInput(t *testing.T) {
 		if strings.HasPrefix(c.name, "hermes-host") {
 			name = "hermes-host"
 		}
-		cfg := hermesConfig(t, name, c.sets...)
+		cfg := presetConfig(t, name, c.sets...)
 		_, err := sim.New(cfg)
 		if err == nil {
 			t.Errorf("%s: no error", c.name)
@@ -210,7 +192,7 @@ func TestHermesBatchScaling(t *testing.T) {
 	var prev float64
 	for _, b := range []string{"1", "4", "16"} {
 		sets := []string{"model.name=opt-13b", "workload.batch=" + b, "workload.requests=" + b, "workload.steps=0"}
-		h := runAll(t, hermesConfig(t, "hermes", sets...)).ThroughputTokS
+		h := runAll(t, presetConfig(t, "hermes", sets...)).ThroughputTokS
 		t.Logf("batch %s: Hermes %.1f tokens/s", b, h)
 		if h <= prev {
 			t.Errorf("batch %s: %.1f tokens/s, not above %.1f at the smaller batch", b, h, prev)

@@ -11,24 +11,6 @@ import (
 
 var l3Family = []string{"l3", "hbm-pim", "rank-pim", "gpu-dgx", "cpu-offload"}
 
-func l3Config(t *testing.T, name string, sets ...string) sim.Config {
-	t.Helper()
-	f, err := Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range sets {
-		if err := f.Set(kv); err != nil {
-			t.Fatalf("%s: %v", kv, err)
-		}
-	}
-	cfg, err := Build(f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // The family lists first the preset named after it, and every preset's default run ends
 // in well under two seconds.
 func TestL3FamilyDefaults(t *testing.T) {
@@ -44,7 +26,7 @@ func TestL3FamilyDefaults(t *testing.T) {
 		t.Fatal("no l3 preset")
 	}
 	for _, n := range l3Family {
-		cfg := l3Config(t, n)
+		cfg := presetConfig(t, n)
 		if cfg.Family != "l3" || cfg.System != sim.SystemL3 {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
@@ -79,17 +61,17 @@ func TestL3FamilyDefaults(t *testing.T) {
 // OPT-66B); L3 holds the same requests in its host DIMMs.
 func TestGPUDGXOutOfMemory(t *testing.T) {
 	for _, n := range []string{"gpu-dgx", "hbm-pim"} {
-		cfg := l3Config(t, n, "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")
+		cfg := presetConfig(t, n, "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")
 		_, err := sim.New(cfg)
 		var oom *sim.OutOfMemoryError
 		if !errors.As(err, &oom) || !strings.Contains(err.Error(), "out of memory") || !strings.Contains(err.Error(), "keep the KV in host memory (l3)") {
 			t.Fatalf("%s: got %v", n, err)
 		}
 	}
-	if _, err := sim.New(l3Config(t, "l3", "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")); err != nil {
+	if _, err := sim.New(presetConfig(t, "l3", "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")); err != nil {
 		t.Fatalf("l3: %v", err)
 	}
-	if _, err := sim.New(l3Config(t, "gpu-dgx", "model.name=opt-66b", "model.tp=2", "workload.dataset=dolphin-r1")); err != nil {
+	if _, err := sim.New(presetConfig(t, "gpu-dgx", "model.name=opt-66b", "model.tp=2", "workload.dataset=dolphin-r1")); err != nil {
 		t.Fatalf("gpu-dgx on Dolphin-r1: %v", err)
 	}
 }
@@ -148,7 +130,7 @@ func TestL3Overrides(t *testing.T) {
 		{[]string{"l3.host.capacity_gib=64"}, "raise l3.host.capacity_gib"},
 		{[]string{"l3.gpu.count=1", "model.tp=1"}, "raise model.tp"},
 	} {
-		cfg := l3Config(t, "l3", c.sets...)
+		cfg := presetConfig(t, "l3", c.sets...)
 		if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.sets, err, c.want)
 		}
@@ -161,7 +143,7 @@ func TestL3Overrides(t *testing.T) {
 // the re-layout (§4.1) costs throughput.
 func TestL3AblationBySet(t *testing.T) {
 	run := func(sets ...string) float64 {
-		cfg := l3Config(t, "l3", append([]string{"workload.steps=700", "workload.warmup=500"}, sets...)...)
+		cfg := presetConfig(t, "l3", append([]string{"workload.steps=700", "workload.warmup=500"}, sets...)...)
 		cfg.Recycle = true
 		e, err := sim.New(cfg)
 		if err != nil {

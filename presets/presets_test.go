@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pimtui/pimtui/sim"
 )
 
 func TestEveryEmbeddedPresetParsesAndBuilds(t *testing.T) {
@@ -188,4 +190,23 @@ func TestDatasetGeneratorsMatchMeans(t *testing.T) {
 			t.Errorf("%s: output mean %.1f, catalogue %.1f", d.Name, m, d.OutputMean)
 		}
 	}
+}
+
+// presetConfig builds the configuration of preset name with sets applied, as --set does.
+func presetConfig(t testing.TB, name string, sets ...string) sim.Config {
+	t.Helper()
+	f, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		if err := f.Set(kv); err != nil {
+			t.Fatalf("%s: %v", kv, err)
+		}
+	}
+	cfg, err := Build(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

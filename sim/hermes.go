@@ -340,19 +340,8 @@ func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	h.gpuBytes, h.promoted, h.promotedB, h.remapped, h.remappedB, h.remapPairs = 0, 0, 0, 0, 0, 0
 	h.blkMax, h.blkMean = 0, 0
 	if h.ns != nil {
-		ids := make([]int, 0, len(decode)+len(prefill))
-		fresh := make([]int, 0, len(prefill))
-		var plen float64
-		for _, r := range decode {
-			ids = append(ids, r.ID)
-		}
-		for _, r := range prefill {
-			ids = append(ids, r.ID)
-			fresh = append(fresh, r.ID)
-			plen += float64(r.SeqLen())
-		}
+		ids, fresh, plen := batchIDs(decode, prefill)
 		if len(prefill) > 0 {
-			plen /= float64(len(prefill))
 			h.tokens = 0
 			if len(decode) == 0 {
 				h.resetGPUSet()
@@ -367,6 +356,25 @@ func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		h.planDecode(p, decode)
 	}
 	return nil
+}
+
+// batchIDs lists the requests of an iteration for the activation model: every request,
+// the newly prefilled ones, and the prefills' mean length.
+func batchIDs(decode, prefill []*Request) (ids, fresh []int, plen float64) {
+	ids = make([]int, 0, len(decode)+len(prefill))
+	fresh = make([]int, 0, len(prefill))
+	for _, r := range decode {
+		ids = append(ids, r.ID)
+	}
+	for _, r := range prefill {
+		ids = append(ids, r.ID)
+		fresh = append(fresh, r.ID)
+		plen += float64(r.SeqLen())
+	}
+	if len(prefill) > 0 {
+		plen /= float64(len(prefill))
+	}
+	return ids, fresh, plen
 }
 
 // resetGPUSet restores the offline hot set: a prefill streams every weight through the

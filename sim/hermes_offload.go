@@ -177,20 +177,7 @@ func (o *offload) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	o.gpuBytes, o.pcieB = 0, 0
 	last := -1
 	if o.ns != nil {
-		ids := make([]int, 0, len(decode)+len(prefill))
-		var fresh []int
-		var plen float64
-		for _, r := range decode {
-			ids = append(ids, r.ID)
-		}
-		for _, r := range prefill {
-			ids = append(ids, r.ID)
-			fresh = append(fresh, r.ID)
-			plen += float64(r.SeqLen())
-		}
-		if len(fresh) > 0 {
-			plen /= float64(len(fresh))
-		}
+		ids, fresh, plen := batchIDs(decode, prefill)
 		o.ns.setBatch(ids, fresh, plen)
 	}
 	if len(prefill) > 0 {
