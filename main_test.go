@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pimtui/pimtui/presets"
 )
 
 // cli runs the command line in-process and returns stdout, stderr and the exit code.
@@ -96,6 +99,34 @@ func TestRunDeterministic(t *testing.T) {
 	c, _, _ := cli(t, "run", "--requests", "40", "--batch", "16", "--format", "json", "--seed", "8")
 	if a == c {
 		t.Fatal("a different seed gave the same run")
+	}
+}
+
+// Every preset's default run prints the same JSON twice and whatever the number of
+// cores.
+func TestEveryPresetDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three default runs of every preset")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, p := range presets.Names() {
+		t.Run(p, func(t *testing.T) {
+			var outs [3]string
+			for i, procs := range []int{1, 1, 2} {
+				runtime.GOMAXPROCS(procs)
+				out, errs, code := cli(t, "run", "--preset", p, "--format", "json")
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				outs[i] = out
+			}
+			if outs[0] != outs[1] {
+				t.Error("two runs differ")
+			}
+			if outs[0] != outs[2] {
+				t.Error("one core and two cores differ")
+			}
+		})
 	}
 }
 
