@@ -421,7 +421,7 @@ func (p *l3) bankUsage(it *l3Iter) {
 	}
 	for b := range p.bankUse {
 		if total > 0 {
-			use := base + kTail[b+1]*int64(l.kRDs) + vTail[b/l.vBanks+1]
+			use := base + kTail[b+1]*int64(l.kRDs) + vTail[min(b/l.vBanks+1, l.vTokens)]
 			p.bankUse[b] = float64(use*int64(l.computeMul)) / float64(total)
 		}
 	}
