@@ -30,7 +30,6 @@ import (
 	"github.com/spf13/cobra"
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -188,18 +187,7 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 		log.Info("host key created", "path", hostKey, "fingerprint", gossh.FingerprintSHA256(signer.PublicKey()))
 	}
 
-	var list []ui.PresetInfo
-	for _, name := range presets.Names() {
-		if p, err := presets.Get(name); err == nil {
-			list = append(list, ui.PresetInfo{Name: name, Description: p.Description, Experiments: len(p.Expect)})
-		}
-	}
-	load := func(name string) (sim.Config, error) {
-		alt := *o
-		alt.preset, alt.config = name, ""
-		_, c, err := alt.resolve(cmd)
-		return c, err
-	}
+	list, load := presetList(), o.loader(cmd)
 	s := &server{log: log, max: f.maxSessions, idle: f.idleTimeout, sessions: map[*liveSession]struct{}{}}
 	// No Figures: measuring the paper's experiments costs a core for a while, and a
 	// class would start one measurement per student.

@@ -42,21 +42,7 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 		return err
 	}
 	noColor := os.Getenv("NO_COLOR") != ""
-	var list []ui.PresetInfo
-	for _, name := range presets.Names() {
-		if p, err := presets.Get(name); err == nil {
-			list = append(list, ui.PresetInfo{Name: name, Description: p.Description, Experiments: len(p.Expect)})
-		}
-	}
-	// A preset picked in the explorer gets the same overrides as the one on the command
-	// line, so --requests or --set keep applying after a switch.
-	load := func(name string) (sim.Config, error) {
-		alt := *o
-		alt.preset, alt.config = name, ""
-		_, c, err := alt.resolve(cmd)
-		return c, err
-	}
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: list, Load: load, Figures: figures})
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}
@@ -66,4 +52,27 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	}
 	_, err = tea.NewProgram(m, opts...).Run()
 	return err
+}
+
+// presetList is the explorer's preset picker: every embedded preset with its description.
+func presetList() []ui.PresetInfo {
+	var list []ui.PresetInfo
+	for _, name := range presets.Names() {
+		if p, err := presets.Get(name); err == nil {
+			list = append(list, ui.PresetInfo{Name: name, Description: p.Description, Experiments: len(p.Expect)})
+		}
+	}
+	return list
+}
+
+// loader builds the configuration of a preset picked in the explorer with the same
+// overrides as the one on the command line, so --requests or --set keep applying after a
+// switch.
+func (o *options) loader(cmd *cobra.Command) func(string) (sim.Config, error) {
+	return func(name string) (sim.Config, error) {
+		alt := *o
+		alt.preset, alt.config = name, ""
+		_, c, err := alt.resolve(cmd)
+		return c, err
+	}
 }
