@@ -210,7 +210,11 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 		return nil, err
 	}
 	srv.Handler = s.handle
-	srv.IdleTimeout = f.idleTimeout // connections that never open a session
+	if f.idleTimeout > 0 {
+		// Connections that never open a session. Later than a session's own idle close,
+		// which must win: it says why and sends the exit status before the connection goes.
+		srv.IdleTimeout = 2*f.idleTimeout + 5*time.Second
+	}
 	srv.SessionRequestCallback = func(sess ssh.Session, kind string) bool {
 		if kind == "shell" {
 			return true
