@@ -2,6 +2,7 @@ package presets
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/pimtui/pimtui/sim"
@@ -68,5 +69,46 @@ func BenchmarkRunShareGPT1000(b *testing.B) {
 		if e.Result().RequestsCompleted != 1000 {
 			b.Fatal("run did not complete")
 		}
+	}
+}
+
+// BenchmarkScaling times one steady-state iteration as the simulated work grows along one
+// axis at a time: batch size, context length, nodes and KV blocks. The cost per unit of
+// work should stay flat or fall.
+func BenchmarkScaling(b *testing.B) {
+	type point struct {
+		name, preset string
+		edit         []string
+	}
+	var pts []point
+	for _, n := range []int{1, 8, 64, 512} {
+		pts = append(pts, point{fmt.Sprintf("batch/neupims/%d", n), "neupims", []string{fmt.Sprintf("workload.batch=%d", n)}})
+	}
+	for _, n := range []int{1024, 8192, 65536} {
+		pts = append(pts, point{fmt.Sprintf("context/gpu-h100/%d", n), "gpu-h100",
+			[]string{"workload.batch=1", fmt.Sprintf("workload.input_len=%d", n), "workload.output_len=1000"}})
+	}
+	for _, n := range []int{1, 4, 16} {
+		pts = append(pts, point{fmt.Sprintf("nodes/lolpim/%d", n), "lolpim",
+			[]string{fmt.Sprintf("lolpim.nodes=%d", n), "lolpim.tp=0", "lolpim.pp=0", "workload.batch=4"}})
+	}
+	for _, n := range []int{1024, 64, 4, 1} {
+		pts = append(pts, point{fmt.Sprintf("kv-block-tokens/helios/%d", n), "helios",
+			[]string{fmt.Sprintf("kvcache.block_tokens=%d", n), "workload.batch=128", "workload.arrival=closed"}})
+	}
+	for _, p := range pts {
+		b.Run(p.name, func(b *testing.B) {
+			e := engineFor(b, p.preset, append([]string{"workload.requests=1000000", "workload.steps=0"}, p.edit...)...)
+			for range 20 {
+				if _, err := e.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if _, err := e.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
