@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -331,5 +332,13 @@ func TestBatchBeyondMemoryIsAnError(t *testing.T) {
 	_, err := New(c)
 	if err == nil || !strings.Contains(err.Error(), "batch 60000 needs") || !strings.Contains(err.Error(), "lower the batch to at most") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// checkNear reports got when it is further than rel (relative) from want.
+func checkNear(t *testing.T, what string, got, want, rel float64) {
+	t.Helper()
+	if math.Abs(got-want) > rel*math.Abs(want) {
+		t.Errorf("%s = %g, want %g (±%g%%)", what, got, want, 100*rel)
 	}
 }

@@ -60,15 +60,7 @@ func (g *gpuSystem) grow(r *Request) bool { return g.kv.grow(r) }
 func (g *gpuSystem) release(r *Request)   { g.kv.release(r) }
 
 func (g *gpuSystem) admit(cands, _ []*Request) []bool {
-	placed := make([]bool, len(cands))
-	for i, r := range cands {
-		if !g.kv.admits(0, g.kv.need(r)) {
-			break
-		}
-		g.kv.reserve(r, 0)
-		placed[i] = true
-	}
-	return placed
+	return g.kv.admitInOrder(cands)
 }
 
 func (g *gpuSystem) kernel(name string, flops, bytes float64) Op {

@@ -289,15 +289,7 @@ func (h *hermes) utilKeys() []string {
 }
 
 func (h *hermes) admit(cands, _ []*Request) []bool {
-	placed := make([]bool, len(cands))
-	for i, r := range cands {
-		if !h.kv.admits(0, h.kv.need(r)) {
-			break
-		}
-		h.kv.reserve(r, 0)
-		placed[i] = true
-	}
-	return placed
+	return h.kv.admitInOrder(cands)
 }
 
 // hplan is the state of one iteration's emission.

@@ -130,15 +130,7 @@ func (o *offload) release(r *Request)   { o.kv.release(r) }
 func (o *offload) utilKeys() []string   { return []string{"gpu", "gpu_bandwidth", "pcie"} }
 
 func (o *offload) admit(cands, _ []*Request) []bool {
-	placed := make([]bool, len(cands))
-	for i, r := range cands {
-		if !o.kv.admits(0, o.kv.need(r)) {
-			break
-		}
-		o.kv.reserve(r, 0)
-		placed[i] = true
-	}
-	return placed
+	return o.kv.admitInOrder(cands)
 }
 
 func (o *offload) add(s *Schedule, op Op, layer int, deps ...int) int {

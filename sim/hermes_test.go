@@ -2,7 +2,6 @@ package sim
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -38,25 +37,18 @@ func testHermes() Config {
 	}
 }
 
-func hmNear(t *testing.T, what string, got, want, rel float64) {
-	t.Helper()
-	if math.Abs(got-want) > rel*math.Abs(want) {
-		t.Errorf("%s = %g, want %g (±%g%%)", what, got, want, 100*rel)
-	}
-}
-
 // The NDP-DIMM's figures from Table II: 25.6 GB/s per DDR4-3200 rank, four ranks into the
 // centre buffer; an 8 KB row of 128 bursts of tBL = 4 cycles costs tRP + tRCD = 48 more
 // cycles, 512/560 of peak; 256 multipliers × 8 FP16 values at 1 GHz over 16 bit-serial
 // cycles, two FLOPs per MAC.
 func TestNDPDIMMFigures(t *testing.T) {
 	d := hmDIMM
-	hmNear(t, "rank GB/s", d.RankGBps(), 25.6, 1e-9)
-	hmNear(t, "row efficiency", d.RowEfficiency(), 512.0/560, 1e-9)
-	hmNear(t, "internal GB/s", d.InternalGBps(), 4*25.6*512/560, 1e-9)
+	checkNear(t, "rank GB/s", d.RankGBps(), 25.6, 1e-9)
+	checkNear(t, "row efficiency", d.RowEfficiency(), 512.0/560, 1e-9)
+	checkNear(t, "internal GB/s", d.InternalGBps(), 4*25.6*512/560, 1e-9)
 	d.RowMissPenalty = false
-	hmNear(t, "internal GB/s without row misses", d.InternalGBps(), 102.4, 1e-9)
-	hmNear(t, "NDP GFLOPS", d.GFLOPS(), 256, 1e-9)
+	checkNear(t, "internal GB/s without row misses", d.InternalGBps(), 102.4, 1e-9)
+	checkNear(t, "NDP GFLOPS", d.GFLOPS(), 256, 1e-9)
 	if d.Banks() != 32 {
 		t.Errorf("banks per DIMM = %d, want 32", d.Banks())
 	}
@@ -77,10 +69,10 @@ func TestDIMMGEMVTime(t *testing.T) {
 	}
 	bytes := 1000 * h.bMLP
 	bw := 4 * 25.6e9 * 512 / 560
-	hmNear(t, "batch-1 cold GEMV", h.homeOp(0, "c", bytes, 1*bytes, 0).Dur.Seconds(), bytes/bw, 1e-6)
-	hmNear(t, "batch-1 cold GEMV (µs)", h.homeOp(0, "c", bytes, 1*bytes, 0).Dur.Seconds()*1e6, 525.0, 1e-3)
-	hmNear(t, "batch-4 cold GEMV (µs)", h.homeOp(0, "c", bytes, 4*bytes, 0).Dur.Seconds()*1e6, 768.0, 1e-6)
-	hmNear(t, "NDP ridge", h.home.Ridge(), 256e9/bw, 1e-9)
+	checkNear(t, "batch-1 cold GEMV", h.homeOp(0, "c", bytes, 1*bytes, 0).Dur.Seconds(), bytes/bw, 1e-6)
+	checkNear(t, "batch-1 cold GEMV (µs)", h.homeOp(0, "c", bytes, 1*bytes, 0).Dur.Seconds()*1e6, 525.0, 1e-3)
+	checkNear(t, "batch-4 cold GEMV (µs)", h.homeOp(0, "c", bytes, 4*bytes, 0).Dur.Seconds()*1e6, 768.0, 1e-6)
+	checkNear(t, "NDP ridge", h.home.Ridge(), 256e9/bw, 1e-9)
 }
 
 // The predictor's 4-bit state (§IV-C): +4 when activated, −1 when not, saturating at 0
@@ -265,13 +257,13 @@ func TestPowerLaw(t *testing.T) {
 		}
 	}
 	mean /= float64(len(p))
-	hmNear(t, "mean rate", mean, 0.10, 0.01)
-	hmNear(t, "top-20% share", share, 0.8, 0.01)
-	hmNear(t, "α at ρ = 0.1", a, 1.44, 0.05)
-	hmNear(t, "share above 0.9", float64(hi)/float64(len(p)), 0.04, 0.25)
-	hmNear(t, "share below 0.02", float64(lo)/float64(len(p)), 0.45, 0.1)
+	checkNear(t, "mean rate", mean, 0.10, 0.01)
+	checkNear(t, "top-20% share", share, 0.8, 0.01)
+	checkNear(t, "α at ρ = 0.1", a, 1.44, 0.05)
+	checkNear(t, "share above 0.9", float64(hi)/float64(len(p)), 0.04, 0.25)
+	checkNear(t, "share below 0.02", float64(lo)/float64(len(p)), 0.45, 0.1)
 	_, a, _ = powerLaw(28672, 0.20, 0.2, 0.8)
-	hmNear(t, "α at ρ = 0.2", a, 2.25, 0.05)
+	checkNear(t, "α at ρ = 0.2", a, 2.25, 0.05)
 	for i := 1; i < len(p); i++ {
 		if p[i] > p[i-1] {
 			t.Fatalf("frequencies must fall with rank: p[%d] = %g > p[%d] = %g", i, p[i], i-1, p[i-1])
@@ -318,15 +310,15 @@ func TestActivationStatistics(t *testing.T) {
 	if st.Similarity[0] < 0.9 {
 		t.Errorf("adjacent-token similarity %.3f, want over 0.9 (Fig. 4)", st.Similarity[0])
 	}
-	hmNear(t, "similarity at distance 10", st.Similarity[1], 0.70, 0.12)
+	checkNear(t, "similarity at distance 10", st.Similarity[1], 0.70, 0.12)
 	if d := st.Similarity[1] - st.Similarity[2]; d < 0 || d > 0.08 {
 		t.Errorf("similarity %.3f at 10 tokens and %.3f at 25: want it levelling off near 0.7 (Fig. 4)", st.Similarity[1], st.Similarity[2])
 	}
 	if st.LayerCorr < 1.5*st.OneParent {
 		t.Errorf("P(active | both parents) = %.3f, one parent %.3f: want a layer-wise correlation (Fig. 5)", st.LayerCorr, st.OneParent)
 	}
-	hmNear(t, "MLP active rate", st.MLPActive, 0.10, 0.2)
-	hmNear(t, "QKV active rate", st.QKVActive, 0.5, 0.1)
+	checkNear(t, "MLP active rate", st.MLPActive, 0.10, 0.2)
+	checkNear(t, "QKV active rate", st.QKVActive, 0.5, 0.1)
 	if st.HotShare < 0.5 {
 		t.Errorf("the offline-hot 20%% of MLP neurons carry %.3f of this token's activations; want most (§III-A: 80%%)", st.HotShare)
 	}

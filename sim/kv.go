@@ -52,6 +52,20 @@ func (p *kvPool) longest(n int) int {
 	return k + v
 }
 
+// admitInOrder admits candidates to the pool's one location in order, stopping at the
+// first that does not fit, as continuous batching does on a single device.
+func (p *kvPool) admitInOrder(cands []*Request) []bool {
+	placed := make([]bool, len(cands))
+	for i, r := range cands {
+		if !p.admits(0, p.need(r)) {
+			break
+		}
+		p.reserve(r, 0)
+		placed[i] = true
+	}
+	return placed
+}
+
 // admits reports whether admission may take n more blocks at loc. The paged policy keeps
 // 1% of each location free (vLLM's watermark) so a new request is not preempted at once.
 func (p *kvPool) admits(loc, n int) bool {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"testing"
 )
@@ -43,13 +42,6 @@ func l3Small(c Config) Config {
 	return c
 }
 
-func l3Near(t *testing.T, what string, got, want, rel float64) {
-	t.Helper()
-	if math.Abs(got-want) > rel*math.Abs(want) {
-		t.Errorf("%s = %g, want %g (±%g%%)", what, got, want, 100*rel)
-	}
-}
-
 // §2.2/§2.5: bank PIM reads 16 banks × 8 chips × 8 B per tCCD_L = 5 ns: 204.8 GB/s per rank,
 // 13.1 TB/s over 64 ranks (Table 2: 13.0 TB/s = 32 × 406 GB/s); rank-level PIM streams each
 // rank at the 25.6 GB/s bus rate, 1.64 TB/s, so L3 has 8× its bandwidth ("about 8×").
@@ -58,14 +50,14 @@ func TestDIMMBandwidthFromTiming(t *testing.T) {
 	if h.BytesPerRD() != 8 || h.RanksPerChannel() != 4 || h.Ranks() != 64 || h.BanksPerRank() != 16 {
 		t.Fatalf("organisation: %d B/RD, %d ranks/ch, %d ranks, %d banks", h.BytesPerRD(), h.RanksPerChannel(), h.Ranks(), h.BanksPerRank())
 	}
-	l3Near(t, "tCK ps", h.TCK(), 625, 1e-9)
-	l3Near(t, "bank PIM per rank", h.BankPIMRankBandwidth(), 204.8e9, 1e-9)
-	l3Near(t, "bank PIM system", h.BankPIMBandwidth(), 13.1072e12, 1e-9)
-	l3Near(t, "channel", h.ChannelBandwidth(), 25.6e9, 1e-9)
-	l3Near(t, "rank PIM system", h.RankPIMBandwidth(), 1.6384e12, 1e-9)
-	l3Near(t, "L3 / R-PIM", h.BankPIMBandwidth()/h.RankPIMBandwidth(), 8, 1e-9)
-	l3Near(t, "CPU nominal 16 × 25.6", float64(h.Channels)*h.ChannelBandwidth(), 409.6e9, 1e-9)
-	l3Near(t, "rank capacity", h.RankBytes(), 32*(1<<30), 1e-9)
+	checkNear(t, "tCK ps", h.TCK(), 625, 1e-9)
+	checkNear(t, "bank PIM per rank", h.BankPIMRankBandwidth(), 204.8e9, 1e-9)
+	checkNear(t, "bank PIM system", h.BankPIMBandwidth(), 13.1072e12, 1e-9)
+	checkNear(t, "channel", h.ChannelBandwidth(), 25.6e9, 1e-9)
+	checkNear(t, "rank PIM system", h.RankPIMBandwidth(), 1.6384e12, 1e-9)
+	checkNear(t, "L3 / R-PIM", h.BankPIMBandwidth()/h.RankPIMBandwidth(), 8, 1e-9)
+	checkNear(t, "CPU nominal 16 × 25.6", float64(h.Channels)*h.ChannelBandwidth(), 409.6e9, 1e-9)
+	checkNear(t, "rank capacity", h.RankBytes(), 32*(1<<30), 1e-9)
 }
 
 // §5.1: heads go to channels in turn; OPT-66B's 72 heads over 16 channels give 5 heads to
@@ -120,7 +112,7 @@ func TestRankLayoutSteps(t *testing.T) {
 	h := l3Host
 	h.RowSwitch = true
 	lr := newRankLayout(h, L3PIM{BankPUMultipliers: 4, RankBufferKiB: 256}, 128, 2, 1)
-	l3Near(t, "row overhead", lr.rowOverhead, 44.0/1024, 1e-9)
+	checkNear(t, "row overhead", lr.rowOverhead, 44.0/1024, 1e-9)
 }
 
 // §2.3's motivation: "2.28 requests of GPT-175B with 8k token length could consume the
@@ -130,7 +122,7 @@ func TestGPT175BRequestsPerA100(t *testing.T) {
 	if got := sh.KVBytesPerToken(); got != 4718592 {
 		t.Fatalf("KV per token %v, want 4,718,592 B", got)
 	}
-	l3Near(t, "requests per A100", 80*(1<<30)/(8000*sh.KVBytesPerToken()), 2.28, 0.005)
+	checkNear(t, "requests per A100", 80*(1<<30)/(8000*sh.KVBytesPerToken()), 2.28, 0.005)
 }
 
 // §6.2: "only about 310 GB of memory in total after deploying" GPT-175B on 8 A100s; a
@@ -144,9 +136,9 @@ func TestGPUOnlyKVRoomAfterWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	free := float64(p.kv.capacity[0]) * p.blkBytes * 8 // blocks are per GPU
-	l3Near(t, "GiB left for KV", free/(1<<30), 313.7, 0.01)
+	checkNear(t, "GiB left for KV", free/(1<<30), 313.7, 0.01)
 	// 336.8 GB / 4.5 MiB per token ≈ 71.4K tokens, less the 1% watermark
-	l3Near(t, "max_model_len", float64(p.maxModelLen), 0.99*336.8e9/4718592, 0.01)
+	checkNear(t, "max_model_len", float64(p.maxModelLen), 0.99*336.8e9/4718592, 0.01)
 }
 
 // §5.3 step 2: requests of 2k, 3k, 4k and 5k tokens split into (5k, 2k) and (4k, 3k).
@@ -325,7 +317,7 @@ func TestPredictorFitsLinearLaw(t *testing.T) {
 	}
 	w := leastSquares(xs, ys)
 	for i, want := range []float64{10, 2, 3, 0.5} {
-		l3Near(t, "coefficient", w[i], want, 1e-3)
+		checkNear(t, "coefficient", w[i], want, 1e-3)
 	}
 }
 
@@ -418,7 +410,7 @@ func TestGPUOnlyOutOfMemory(t *testing.T) {
 		!strings.Contains(err.Error(), "each of the 4 replicas (2 GPUs)") {
 		t.Fatalf("got %v", err)
 	}
-	l3Near(t, "replica KV tokens", float64(oom.MaxTokens), 0.99*(2*80*(1<<30)-2*l3OPT66BWeights())/2359296, 0.01)
+	checkNear(t, "replica KV tokens", float64(oom.MaxTokens), 0.99*(2*80*(1<<30)-2*l3OPT66BWeights())/2359296, 0.01)
 	// The same prompts fit the host DIMMs of L3.
 	c.L3.Attention, c.L3.Scheduler, c.L3.SubBatches = L3AttnBankPIM, L3SchedAdaptive, 2
 	if _, err := New(c); err != nil {
@@ -532,7 +524,7 @@ func TestL3PrefillAttentionWork(t *testing.T) {
 	// FC per layer per GPU: 24 · n · D_e² / tp FLOPs (QKV 6, projection 2, FFN 16).
 	n := 64
 	fc := p.genCost(n).flops + p.ffCost(n).flops
-	l3Near(t, "FC FLOPs", fc, 24*float64(n)*12288*12288/8, 1e-9)
+	checkNear(t, "FC FLOPs", fc, 24*float64(n)*12288*12288/8, 1e-9)
 }
 
 // Eq. 2/4 with rankset-exclusive transfers: the PIM side of a sub-batch is its decode
