@@ -196,10 +196,7 @@ func TestReproduceRealRun(t *testing.T) {
 }
 
 func TestReproduceBadInput(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []badInput{
 		{[]string{"reproduce", "neupim"}, `unknown family "neupim"; did you mean "neupims"?`},
 		{[]string{"reproduce", "neupims", "l3"}, "reproduce takes one family or all"},
 		{[]string{"reproduce", "--format", "csv"}, "want table or json"},
@@ -207,12 +204,5 @@ func TestReproduceBadInput(t *testing.T) {
 		{[]string{"reproduce", "--preset", "npu-onl", "--list"}, `did you mean "npu-only"`},
 		{[]string{"reproduce", "neupims", "--experiment", "vs-gpus", "--list"}, `--experiment "vs-gpus": no such experiment here; did you mean "vs-gpu"?`},
 	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			_, errs, code := cli(t, c.args...)
-			if code != 2 || !strings.Contains(errs, c.want) {
-				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, c.want)
-			}
-		})
-	}
+	checkBadInput(t, cases)
 }

@@ -125,10 +125,7 @@ func TestSweepPointThatCannotRun(t *testing.T) {
 }
 
 func TestSweepBadInput(t *testing.T) {
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []badInput{
 		{[]string{"sweep", "--preset", "neupims"}, "sweep needs at least one --vary"},
 		{[]string{"sweep", "--vary", "bach=1,2"}, `--vary bach: unknown key; did you mean "batch"?`},
 		{[]string{"sweep", "--vary", "pim.dual_row_bufer=true"}, `did you mean "pim.dual_row_buffer"?`},
@@ -146,20 +143,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "--vary", "batch=8", "--format", "json", "--plot"}, "--plot draws a chart after the table"},
 		{[]string{"sweep", "--vary", "batch=8", "--set", "pim.channel=3"}, "pim.channel: unknown key"},
 	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			_, errs, code := cli(t, c.args...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2 (stderr %q)", code, errs)
-			}
-			if !strings.Contains(errs, c.want) {
-				t.Errorf("stderr %q does not say %q", errs, c.want)
-			}
-			if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
-				t.Errorf("stack trace in stderr: %s", errs)
-			}
-		})
-	}
+	checkBadInput(t, cases)
 }
 
 // `presets show` lists, after the file, every key of the preset's sections with its

@@ -180,16 +180,38 @@ func TestRunTraceIsValidJSON(t *testing.T) {
 	}
 }
 
+// badInput is a command line that must fail with exit code 2 and a message containing want.
+type badInput struct {
+	args []string
+	want string
+}
+
+// checkBadInput runs each case: exit code 2, the message, and no stack trace.
+func checkBadInput(t *testing.T, cases []badInput) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, errs, code := cli(t, c.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errs)
+			}
+			if !strings.Contains(errs, c.want) {
+				t.Errorf("stderr %q does not say %q", errs, c.want)
+			}
+			if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
+				t.Errorf("stack trace in stderr: %s", errs)
+			}
+		})
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("name = \"x\"\n[model\n"), 0o644)
 	badTrace := filepath.Join(dir, "bad.csv")
 	os.WriteFile(badTrace, []byte("arrival_s,input_len,output_len\n0,10,5\n0.5,ten,5\n"), 0o644)
-	cases := []struct {
-		args []string
-		want string
-	}{
+	cases := []badInput{
 		{[]string{"run", "--preset", "neupim"}, `unknown preset "neupim"; did you mean "neupims"`},
 		{[]string{"run", "--model", "gpt3-7"}, `unknown model "gpt3-7"; did you mean "gpt3-7b"`},
 		{[]string{"run", "--dataset", "sharegp"}, `unknown dataset "sharegp"; did you mean "sharegpt"`},
@@ -215,20 +237,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand"`},
 		{[]string{}, "the explorer needs a terminal"},
 	}
-	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			_, errs, code := cli(t, c.args...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2 (stderr %q)", code, errs)
-			}
-			if !strings.Contains(errs, c.want) {
-				t.Errorf("stderr %q does not say %q", errs, c.want)
-			}
-			if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
-				t.Errorf("stack trace in stderr: %s", errs)
-			}
-		})
-	}
+	checkBadInput(t, cases)
 }
 
 func TestFailedTraceLeavesExistingFile(t *testing.T) {
