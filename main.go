@@ -67,8 +67,9 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "pimtui",
 		Short: "An interactive terminal explorer for processing-in-memory LLM serving systems",
 		Long: `pimtui steps decode iterations of processing-in-memory systems that serve large
-language models (NeuPIMs and its baselines, GPU-only serving) and shows what the hardware
-does: which banks compute, where each sub-batch waits, where every KV-cache block lives.
+language models (NeuPIMs, L3, LoL-PIM, HeLioS, Hermes and their baselines) and shows what the
+hardware does: which banks compute, where each sub-batch waits, where every KV-cache block lives
+and which neurons are hot.
 
 Without a subcommand it opens the explorer on a preset (default: neupims).`,
 		Version:       buildVersion(),
