@@ -39,6 +39,7 @@ type Options struct {
 	// for the picker and the header. It may take a while: the explorer calls it off the
 	// UI goroutine, one preset at a time, and keeps the answers. Nil: no figures.
 	Figures func(name string) ([]Figure, error)
+	// LessonOptions offers the lessons (t) and may open the explorer on one.
 	LessonOptions
 }
 
@@ -538,6 +539,9 @@ func (m *Model) render() string {
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	case m.help:
 		box := m.helpBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	case m.lesson != nil && m.lesson.reading:
+		box := m.lessonBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	}
 	return strings.Join(lines, "\n")

@@ -504,13 +504,13 @@ func TestViewFitsEverySize(t *testing.T) {
 		for w := 1; w <= 230; w += 13 * stride {
 			for h := 1; h <= 75; h += 7 * stride {
 				d.send(tea.WindowSizeMsg{Width: w, Height: h})
-				for _, state := range []string{"", "?", "p", "t", "z"} {
+				for _, state := range []string{"", "?", "p", "t", "i", "z"} {
 					if state != "" {
 						d.keys(state)
 					}
 					checkFits(t, p+" "+state, d.m.View().Content, w, h)
 					switch state {
-					case "?", "p", "t":
+					case "?", "p", "t", "i":
 						d.keys("esc")
 					case "z":
 						d.keys("z")
@@ -539,7 +539,7 @@ func TestHeaderNamesTheRun(t *testing.T) {
 // fuzzKeys are the keys the fuzzer presses: every binding and some the explorer ignores.
 var fuzzKeys = []string{"space", "n", "right", "b", "left", "+", "-", "r", "p", "tab", "shift+tab", "1", "2", "3", "4", "5", "6",
 	"z", "?", "esc", "enter", "h", "j", "k", "l", "up", "down", "m", "[", "]", "0", "H", "L", "shift+left", "shift+right",
-	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e", "(", ")", "t"}
+	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e", "(", ")", "t", "i"}
 
 func FuzzUpdate(f *testing.F) {
 	f.Add([]byte("nnb +-r?q"), uint8(80), uint8(24))

@@ -45,10 +45,12 @@ var lessonPanes = map[string]paneID{
 	"neurons": paneNeurons, "metrics": paneMetrics, "requests": paneRequests,
 }
 
-// lessonState is the lesson being followed and its current step (0-based).
+// lessonState is the lesson being followed, its current step (0-based) and whether the
+// step's whole text is open over the dashboard.
 type lessonState struct {
-	info LessonInfo
-	step int
+	info    LessonInfo
+	step    int
+	reading bool
 }
 
 // lessonPickMsg asks the root to open lesson name at its first step.
@@ -129,11 +131,16 @@ func (m *Model) updateLesson(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // lessonKey handles the keys of lesson mode: t opens the lesson picker anywhere; in a
-// lesson, ( and ) move between steps, r replays the step and esc leaves the lesson
-// unless the focused pane has something to go back from (a drilled bank block, a
-// selected request), which it takes first.
+// lesson, ( and ) move between steps, i shows the step's whole text (any key closes
+// it), r replays the step and esc leaves the lesson unless the focused pane has
+// something to go back from (a drilled bank block, a selected request), which it takes
+// first.
 func (m *Model) lessonKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := m.c.Keys
+	if m.lesson != nil && m.lesson.reading {
+		m.lesson.reading = false
+		return nil, true
+	}
 	if key.Matches(msg, k.Lessons) {
 		if !m.openLessonPicker() {
 			return m.setStatus("no lessons to pick from", true), true
@@ -145,6 +152,8 @@ func (m *Model) lessonKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	l := m.lesson
 	switch {
+	case key.Matches(msg, k.LessonRead):
+		l.reading = true
 	case key.Matches(msg, k.LessonNext):
 		if l.step+1 >= len(l.info.Steps) {
 			return m.setStatus("that was the last step; t picks another lesson, esc leaves this one", false), true
@@ -243,7 +252,7 @@ func (m *Model) lessonSections(w int) (text, notice, claims, keys []string) {
 			}
 		}
 	}
-	keys = []string{st.Faint.render(truncate("( previous step · ) next step · r replay the step · t lessons · esc leave the lesson", w))}
+	keys = []string{st.Faint.render(truncate("( previous step · ) next step · i the whole step · r replay · t lessons · esc leave the lesson", w))}
 	return text, notice, claims, keys
 }
 
@@ -277,6 +286,28 @@ func (m *Model) lessonPanel(w, h int) []string {
 	}
 	body = append(body, keys...)
 	return frame(m.c.Styles, title, padBox(body, inner), w, h, false)
+}
+
+// lessonBox is the step's whole text over a screen of w×h, for terminals too small for
+// the panel to show it all: the lesson and step, the explanation, what to notice and
+// the claims.
+func (m *Model) lessonBox(w, h int) []string {
+	st := m.c.Styles
+	l := m.lesson
+	s := l.info.Steps[l.step]
+	bw := min(w, 100)
+	inner := bw - 4
+	body := []string{st.Title.render(truncate(fmt.Sprintf("Step %d/%d: %s", l.step+1, len(l.info.Steps), s.Title), inner))}
+	text, notice, claims, _ := m.lessonSections(inner)
+	body = append(body, text...)
+	body = append(append(append(body, ""), notice...), "")
+	body = append(body, claims...)
+	room := max(1, h-2)
+	if len(body) > room-1 {
+		body = cut(body, room-1)
+	}
+	body = append(body, st.Faint.render("any key closes"))
+	return frame(st, " Lesson: "+l.info.Title+" ", padBox(body, inner), bw, min(h, len(body)+2), true)
 }
 
 // cut keeps the first n lines, marking a cut with … at the end of the last one kept.

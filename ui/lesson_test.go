@@ -261,6 +261,27 @@ func TestLessonPanelShrinks(t *testing.T) {
 	}
 }
 
+// i shows the step's whole text over the dashboard, for terminals where the panel cuts
+// it; any key closes it and does nothing else.
+func TestLessonReadWholeStep(t *testing.T) {
+	d := newLessonDriver(t, "tiny", 60, 16)
+	if strings.Contains(d.screen(), "The NPU waits for attention.") {
+		t.Fatal("at 60×16 the panel should not have room for the claims")
+	}
+	d.keys("i")
+	s := d.screen()
+	for _, want := range []string{"Step 1/2: Blocked PIM", "The naive NPU+PIM.", "Notice: bubbles on NPU-S.", "• The NPU waits for attention.", "any key closes"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the whole step lacks %q:\n%s", want, s)
+		}
+	}
+	checkFits(t, "reading", d.m.View().Content, 60, 16)
+	d.keys(")")
+	if d.m.lesson.reading || d.m.lesson.step != 0 || strings.Contains(d.screen(), "any key closes") {
+		t.Fatal(") should only close the text")
+	}
+}
+
 // Every pane a lesson file may name is one of the explorer's.
 func TestLessonPaneNames(t *testing.T) {
 	for _, p := range presets.LessonPanes {
