@@ -77,8 +77,9 @@ type Model struct {
 	helpTop int
 	picker  *picker
 
-	lesson  *lessonState // the lesson being followed, nil outside lessons
-	lessonH int          // lines its panel takes in the current layout
+	lesson    *lessonState // the lesson being followed, nil outside lessons
+	lessonH   int          // lines its panel takes in the current layout
+	lessonSeq int          // the latest step load asked for
 
 	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
 	// preset being measured and figNext the one asked for meanwhile.
@@ -185,6 +186,11 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 	if err != nil {
 		return m.setStatus(fmt.Sprintf("%s: %v", cfg.Preset, err), true)
 	}
+	return m.adopt(e, cfg, fresh)
+}
+
+// adopt makes e, built from cfg, the explorer's engine and takes its first step.
+func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 	m.cfg, m.eng, m.snap, m.playing, m.busy, m.err, m.pending, m.finished = cfg, e, nil, false, false, nil, 0, false
 	m.c.Selected = 0
 	if fresh {

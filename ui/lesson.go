@@ -56,6 +56,18 @@ type lessonState struct {
 // lessonPickMsg asks the root to open lesson name at its first step.
 type lessonPickMsg struct{ name string }
 
+// lessonLoadedMsg carries a lesson step's engine, built off the UI goroutine (a Hermes
+// step tracks millions of neurons and takes a while to build), tagged with the load's
+// sequence number so that only the latest load is shown.
+type lessonLoadedMsg struct {
+	seq  int
+	info LessonInfo
+	step int
+	cfg  sim.Config
+	eng  *sim.Engine
+	err  error
+}
+
 // findLesson returns the lesson called name.
 func (m *Model) findLesson(name string) (LessonInfo, bool) {
 	for _, l := range m.opts.Lessons {
@@ -116,18 +128,20 @@ func (m *Model) lessonSummary(name string, w int) []string {
 	return wrap(oneLine(l.Summary), w)
 }
 
-// updateLesson handles the lesson's own messages.
+// updateLesson handles the lesson's own messages: a lesson picked, a step loaded.
 func (m *Model) updateLesson(msg tea.Msg) (tea.Cmd, bool) {
-	pm, ok := msg.(lessonPickMsg)
-	if !ok {
-		return nil, false
+	switch msg := msg.(type) {
+	case lessonPickMsg:
+		m.picker = nil
+		l, found := m.findLesson(msg.name)
+		if !found || len(l.Steps) == 0 {
+			return m.setStatus("no lesson "+msg.name, true), true
+		}
+		return m.enterStep(l, 0), true
+	case lessonLoadedMsg:
+		return m.stepLoaded(msg), true
 	}
-	m.picker = nil
-	l, found := m.findLesson(pm.name)
-	if !found || len(l.Steps) == 0 {
-		return m.setStatus("no lesson "+pm.name, true), true
-	}
-	return m.enterStep(l, 0), true
+	return nil, false
 }
 
 // lessonKey handles the keys of lesson mode: t opens the lesson picker anywhere; in a
@@ -174,30 +188,47 @@ func (m *Model) lessonKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// enterStep loads step i of lesson l: a fresh engine with the step's configuration,
-// stepped its iterations off the UI goroutine, and the step's pane in focus. If the
-// configuration cannot run, the lesson stays where it was.
+// enterStep loads step i of lesson l: its configuration and a fresh engine are built
+// off the UI goroutine, and stepLoaded shows them.
 func (m *Model) enterStep(l LessonInfo, i int) tea.Cmd {
 	if m.opts.LessonStep == nil {
 		return m.setStatus("lessons are not available here", true)
 	}
-	s := l.Steps[i]
-	cfg, err := m.opts.LessonStep(l.Name, i)
-	if err != nil {
-		return m.setStatus(fmt.Sprintf("%s step %d: %v", l.Name, i+1, err), true)
+	m.lessonSeq++
+	seq := m.lessonSeq
+	load := m.opts.LessonStep
+	return tea.Batch(m.setStatus(fmt.Sprintf("loading %s step %d/%d…", l.Name, i+1, len(l.Steps)), false), func() tea.Msg {
+		cfg, err := load(l.Name, i)
+		if err != nil {
+			return lessonLoadedMsg{seq: seq, info: l, step: i, err: err}
+		}
+		cfg.HistoryCap = historyCap
+		cfg.Recycle = false
+		e, err := sim.New(cfg)
+		return lessonLoadedMsg{seq: seq, info: l, step: i, cfg: cfg, eng: e, err: err}
+	})
+}
+
+// stepLoaded shows a loaded step: its engine stepped its iterations off the UI
+// goroutine, and its pane in focus. A step that could not load leaves the lesson where
+// it was, with the reason.
+func (m *Model) stepLoaded(msg lessonLoadedMsg) tea.Cmd {
+	if msg.seq != m.lessonSeq {
+		return nil
 	}
-	old := m.eng
-	cmd := m.restart(cfg, true)
-	if m.eng == old {
-		return cmd
+	if msg.err != nil {
+		return m.setStatus(fmt.Sprintf("%s step %d: %v", msg.info.Name, msg.step+1, msg.err), true)
 	}
-	m.lesson = &lessonState{info: l, step: i}
+	s := msg.info.Steps[msg.step]
+	m.lesson = &lessonState{info: msg.info, step: msg.step}
+	cmd := m.adopt(msg.eng, msg.cfg, true)
 	m.pending = max(0, s.Steps-1)
 	if id, ok := lessonPanes[s.Focus]; ok {
 		m.focus = id
 	}
 	m.relayout()
-	return tea.Batch(cmd, m.wantFigures(cfg.Preset))
+	m.status = ""
+	return tea.Batch(cmd, m.wantFigures(msg.cfg.Preset))
 }
 
 // escTaken reports whether the focused pane uses esc to go back from something.

@@ -234,6 +234,24 @@ func TestLessonStepFailureKeepsStep(t *testing.T) {
 	}
 }
 
+// Steps load off the UI goroutine; when the student moves on before a load arrives, only
+// the latest load is shown.
+func TestLessonStaleLoadDropped(t *testing.T) {
+	d := newLessonDriver(t, "tiny", 120, 40)
+	l := d.m.lesson.info
+	first := d.exec(d.m.enterStep(l, 1))
+	second := d.exec(d.m.enterStep(l, 0))
+	if d.m.lesson.step != 0 || d.m.cfg.Preset != "npu-pim" || !strings.Contains(d.m.status, "loading tiny step 1/2") {
+		t.Fatalf("a load changed the run before it arrived: step %d, status %q", d.m.lesson.step, d.m.status)
+	}
+	for _, msg := range append(second, first...) {
+		d.send(msg)
+	}
+	if d.m.lesson.step != 0 || d.m.cfg.Preset != "npu-pim" || d.m.snap == nil || d.m.snap.Step != 3 {
+		t.Fatalf("the stale load of step 2 replaced the latest: step %d preset %s", d.m.lesson.step, d.m.cfg.Preset)
+	}
+}
+
 // The panel gives way as the terminal shrinks: what to notice and the keys stay longest,
 // and nothing is ever wider than the terminal.
 func TestLessonPanelShrinks(t *testing.T) {
