@@ -45,6 +45,7 @@ const quitGrace = 2 * time.Second
 // serveFlags are the flags of `pimtui serve` besides the shared options.
 type serveFlags struct {
 	addr, hostKey, authorizedKeys string
+	lesson                        string
 	open                          bool
 	maxSessions                   int
 	idleTimeout                   time.Duration
@@ -101,6 +102,7 @@ created once (private, 0600) and reused, so students are asked to trust it only 
 	fl.BoolVar(&f.open, "open", false, "let anyone who reaches the port in, without a key (closed classroom networks only)")
 	fl.IntVar(&f.maxSessions, "max-sessions", 64, "most sessions at once; the next one is turned away politely")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 30*time.Minute, "close a session after this long without a key press or resize (0: never)")
+	fl.StringVar(&f.lesson, "lesson", "", "open every session on this lesson (pimtui lesson --list lists them)")
 	return c
 }
 
@@ -168,6 +170,17 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	if f.lesson != "" && cmd.Flags().Changed("preset") {
+		return nil, usagef("--lesson opens every session on the lesson's own presets; drop --preset")
+	}
+	sets, err := o.overrides(cmd)
+	if err != nil {
+		return nil, err
+	}
+	lessons, cfg, err := startLesson(f.lesson, sets, cfg)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := sim.New(cfg); err != nil {
 		return nil, usagef("%s: %v", cfg.Preset, err)
 	}
@@ -192,7 +205,7 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 	// No Figures: measuring the paper's experiments costs a core for a while, and a
 	// class would start one measurement per student.
 	s.newModel = func(color bool) (tea.Model, error) {
-		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, ExportDir: s.exportDir})
+		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, ExportDir: s.exportDir, LessonOptions: lessons})
 	}
 
 	// The host key goes in first: without one the server would make its own.

@@ -42,7 +42,11 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 		return err
 	}
 	noColor := os.Getenv("NO_COLOR") != ""
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures})
+	sets, err := o.overrides(cmd)
+	if err != nil {
+		return err
+	}
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures, LessonOptions: lessonOptions(sets)})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}

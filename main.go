@@ -99,5 +99,6 @@ Without a subcommand it opens the explorer on a preset (default: neupims).`,
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newValidateCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
 	root.AddCommand(newServeCmd(stderr))
+	root.AddCommand(newLessonCmd(stdout))
 	return root
 }

@@ -39,6 +39,8 @@ type Options struct {
 	// for the picker and the header. It may take a while: the explorer calls it off the
 	// UI goroutine, one preset at a time, and keeps the answers. Nil: no figures.
 	Figures func(name string) ([]Figure, error)
+	// LessonOptions offers the lessons (t) and may open the explorer on one.
+	LessonOptions
 }
 
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
@@ -75,6 +77,10 @@ type Model struct {
 	helpTop int
 	picker  *picker
 
+	lesson    *lessonState // the lesson being followed, nil outside lessons
+	lessonH   int          // lines its panel takes in the current layout
+	lessonSeq int          // the latest step load asked for
+
 	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
 	// preset being measured and figNext the one asked for meanwhile.
 	figs             map[string]*figState
@@ -107,6 +113,9 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	m.footer.Styles = c.Styles.Help
 	m.footer.ShortSeparator = " · "
 	m.newPanes()
+	if err := m.initLesson(); err != nil {
+		return nil, err
+	}
 	m.relayout()
 	return m, nil
 }
@@ -177,6 +186,11 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 	if err != nil {
 		return m.setStatus(fmt.Sprintf("%s: %v", cfg.Preset, err), true)
 	}
+	return m.adopt(e, cfg, fresh)
+}
+
+// adopt makes e, built from cfg, the explorer's engine and takes its first step.
+func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 	m.cfg, m.eng, m.snap, m.playing, m.busy, m.err, m.pending, m.finished = cfg, e, nil, false, false, nil, 0, false
 	m.c.Selected = 0
 	if fresh {
@@ -207,7 +221,8 @@ func (m *Model) setSnapshot(s *sim.Snapshot) {
 
 // relayout recomputes the layout and gives each visible pane its size.
 func (m *Model) relayout() {
-	m.lay = computeLayout(m.c.Width, m.c.Height, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0)
+	m.lessonH = m.lessonHeight(m.c.Width, m.c.Height)
+	m.lay = computeLayout(m.c.Width, m.c.Height-m.lessonH, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0)
 	m.rects = m.lay.rects()
 	for id, r := range m.rects {
 		m.panes[id].SetSize(max(0, r.w-2), max(0, r.h-2))
@@ -273,6 +288,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.eng == old {
 			return m, cmd
 		}
+		m.lesson = nil
+		m.relayout()
 		return m, tea.Batch(cmd, m.setStatus("loaded preset "+cfg.Preset, false), m.wantFigures(cfg.Preset))
 	case figuresMsg:
 		return m, m.gotFigures(msg)
@@ -288,6 +305,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			mm := msg
 			mm.X, mm.Y = msg.X-r.x-1, msg.Y-r.y-1
 			m.panes[id], cmd = m.panes[id].Update(mm)
+			return m, cmd
+		}
+	default:
+		if cmd, ok := m.updateLesson(msg); ok {
 			return m, cmd
 		}
 	}
@@ -363,6 +384,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.help = false
 		}
 		return nil
+	}
+	if cmd, ok := m.lessonKey(msg); ok {
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -510,6 +534,9 @@ func (m *Model) render() string {
 			lines = append(lines, sb.String())
 		}
 	}
+	if m.lesson != nil && m.lessonH > 0 {
+		lines = append(lines, m.lessonPanel(w, m.lessonH)...)
+	}
 	lines = append(lines, m.footerLine(w))
 	lines = fitLines(lines, w, h)
 	switch {
@@ -518,6 +545,9 @@ func (m *Model) render() string {
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	case m.help:
 		box := m.helpBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	case m.lesson != nil && m.lesson.reading:
+		box := m.lessonBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	}
 	return strings.Join(lines, "\n")

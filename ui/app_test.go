@@ -493,19 +493,24 @@ func TestViewFitsEverySize(t *testing.T) {
 	if testing.Short() {
 		stride = 3
 	}
-	for _, p := range []string{"neupims", "gpu-h100", "npu-only"} {
-		d := newDriver(t, p, 120, 40)
+	for _, p := range []string{"neupims", "gpu-h100", "npu-only", "lesson"} {
+		var d *driver
+		if p == "lesson" {
+			d = newLessonDriver(t, "tiny", 120, 40)
+		} else {
+			d = newDriver(t, p, 120, 40)
+		}
 		d.keys("n")
 		for w := 1; w <= 230; w += 13 * stride {
 			for h := 1; h <= 75; h += 7 * stride {
 				d.send(tea.WindowSizeMsg{Width: w, Height: h})
-				for _, state := range []string{"", "?", "p", "z"} {
+				for _, state := range []string{"", "?", "p", "t", "i", "z"} {
 					if state != "" {
 						d.keys(state)
 					}
 					checkFits(t, p+" "+state, d.m.View().Content, w, h)
 					switch state {
-					case "?", "p":
+					case "?", "p", "t", "i":
 						d.keys("esc")
 					case "z":
 						d.keys("z")
@@ -534,14 +539,22 @@ func TestHeaderNamesTheRun(t *testing.T) {
 // fuzzKeys are the keys the fuzzer presses: every binding and some the explorer ignores.
 var fuzzKeys = []string{"space", "n", "right", "b", "left", "+", "-", "r", "p", "tab", "shift+tab", "1", "2", "3", "4", "5", "6",
 	"z", "?", "esc", "enter", "h", "j", "k", "l", "up", "down", "m", "[", "]", "0", "H", "L", "shift+left", "shift+right",
-	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e"}
+	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e", "(", ")", "t", "i"}
 
 func FuzzUpdate(f *testing.F) {
 	f.Add([]byte("nnb +-r?q"), uint8(80), uint8(24))
 	f.Add([]byte("  nnnnbbbb"), uint8(10), uint8(3))
 	f.Add([]byte{7, 200, 100, 13, 5, 5, 17, 1, 1, 2, 3, 4, 50, 60}, uint8(160), uint8(48))
+	f.Add([]byte{98, 98, 47, 49, 1, 7, 90, 40, 98}, uint8(121), uint8(40))
 	f.Fuzz(func(t *testing.T, in []byte, w, h uint8) {
-		d := newDriver(t, "neupims", int(w), int(h))
+		// Odd widths open the explorer in a lesson, so the lesson's keys and panel are
+		// fuzzed too.
+		var d *driver
+		if w%2 == 1 {
+			d = newLessonDriver(t, "tiny", int(w), int(h))
+		} else {
+			d = newDriver(t, "neupims", int(w), int(h))
+		}
 		d.m.opts.ExportDir = t.TempDir()
 		for i := 0; i < len(in) && i < 60; i++ {
 			b := in[i]

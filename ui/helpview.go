@@ -42,7 +42,7 @@ func (m *Model) helpLines(w int) []string {
 		lines = append(lines, wrap(text, w)...)
 	}
 	section("Keys")
-	labels := []string{"Run", "Panes", "More"}
+	labels := []string{"Run", "Panes", "More", "Lessons"}
 	for i, g := range m.c.Keys.FullHelp() {
 		group(labels[i], g)
 	}

@@ -10,6 +10,9 @@ type KeyMap struct {
 	Presets, Focus, FocusBack, Jump, Maximise key.Binding
 	Export, Help, Quit, Close                 key.Binding
 
+	// Lessons: the picker, and in a lesson its steps and the step's whole text.
+	Lessons, LessonNext, LessonPrev, LessonRead key.Binding
+
 	Left, Right, Up, Down key.Binding
 	Enter                 key.Binding
 
@@ -41,6 +44,11 @@ func DefaultKeyMap() *KeyMap {
 		Help:      b(k("?"), h("?", "help")),
 		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
 		Close:     b(k("esc"), h("esc", "back/close")),
+
+		Lessons:    b(k("t"), h("t", "lessons")),
+		LessonNext: b(k(")"), h(")", "next lesson step")),
+		LessonPrev: b(k("("), h("(", "previous lesson step")),
+		LessonRead: b(k("i"), h("i", "the lesson step's whole text")),
 
 		Left:  b(k("h"), h("h", "left")),
 		Right: b(k("l"), h("l", "right")),
@@ -78,6 +86,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
 		{k.Presets, k.Export, k.Help, k.Quit},
+		{k.Lessons, k.LessonPrev, k.LessonNext, k.LessonRead, helpOnly("r", "replay the step"), helpOnly("esc", "leave the lesson")},
 	}
 }
 

@@ -368,12 +368,9 @@ func (m *kvmap) View() string {
 	}
 	g := m.geom()
 	lines := make([]string, 0, m.h)
-	holders := 0
-	for _, l := range m.locs {
-		holders += len(l)
-	}
+	// A request spread over several locations (HeLioS' PEs, LoL-PIM's modules) counts once.
 	lines = append(lines, truncate(fmt.Sprintf("%s of %s blocks used · %s reserved · %d requests",
-		thousands(kv.Used), thousands(kv.Capacity), thousands(kv.Reserved), holders), m.w))
+		thousands(kv.Used), thousands(kv.Capacity), thousands(kv.Reserved), len(m.finder)), m.w))
 	if g.head > 1 {
 		lines = append(lines, st.Faint.render(truncate("block = "+kv.Unit+", "+bytesText(kv.BlockBytes), m.w)))
 	}

@@ -28,8 +28,12 @@ type picker struct {
 	filter  string
 	cur     int
 	matches []int
-	// figures, when set, are the lines shown under the list for the selected preset.
+	// figures, when set, are the lines shown under the list for the selected item.
 	figures func(name string, w int) []string
+	// title names the list (default " Presets "); pick, when set, makes the message
+	// enter sends (default: load the preset), so the lesson picker reuses the list.
+	title string
+	pick  func(name string) tea.Msg
 }
 
 // selected is the preset under the cursor, "" when nothing matches.
@@ -75,6 +79,9 @@ func (p *picker) Update(msg tea.Msg) (*picker, tea.Cmd) {
 			return p, nil
 		}
 		name := p.items[p.matches[p.cur]].Name
+		if p.pick != nil {
+			return p, func() tea.Msg { return p.pick(name) }
+		}
 		return p, func() tea.Msg { return pickMsg{name} }
 	case "up", "ctrl+p", "shift+tab":
 		p.cur = max(0, p.cur-1)
@@ -118,7 +125,7 @@ func (p *picker) View(w, h int) []string {
 	room := max(1, min(h-2-2-4-len(figs), len(p.matches)))
 	first := clamp(p.cur-room+1, 0, max(0, len(p.matches)-room))
 	if len(p.matches) == 0 {
-		body = append(body, st.Faint.render("no preset matches"))
+		body = append(body, st.Faint.render("nothing matches the filter"))
 	}
 	for i := first; i < min(len(p.matches), first+room); i++ {
 		it := p.items[p.matches[i]]
@@ -135,7 +142,11 @@ func (p *picker) View(w, h int) []string {
 	}
 	body = append(body, figs...)
 	body = append(body, "", st.Faint.render("type to filter · ↑/↓ choose · enter load · esc cancel"))
-	box := frame(st, " Presets ", padBox(body, inner), bw, len(body)+2, true)
+	title := " Presets "
+	if p.title != "" {
+		title = p.title
+	}
+	box := frame(st, title, padBox(body, inner), bw, len(body)+2, true)
 	return box
 }
 

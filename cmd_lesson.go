@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/sim"
+	"github.com/pimtui/pimtui/ui"
+)
+
+func newLessonCmd(stdout io.Writer) *cobra.Command {
+	var o options
+	var list, check bool
+	c := &cobra.Command{
+		Use:   "lesson [NAME]",
+		Short: "Step through a lesson for class in the explorer, or list and check the lessons",
+		Long: `A lesson walks through one mechanism in a few steps: each step loads a preset with a
+few settings, runs it for some iterations and focuses the pane to look at, with a short
+explanation, what to notice on screen and what the numbers show. In the explorer ) and (
+move between steps, r replays a step, t picks another lesson and esc leaves the lesson.
+
+Without a NAME the explorer opens with the lesson picker. The override flags (--batch,
+--set …) apply on top of every step, as they do on a preset. --check runs the lessons
+headless and prints each claim with the values measured (exit status 1 if one does not
+hold).`,
+		Example: `  pimtui lesson --list
+  pimtui lesson dual-row-buffers
+  pimtui lesson --check sub-batch-interleaving`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("lesson takes at most one lesson name, got %d (pimtui lesson --list lists them)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range []string{"preset", "config", "request-trace"} {
+				if cmd.Flags().Changed(f) {
+					return usagef("--%s does not apply to a lesson: each step names its own preset (the override flags such as --batch and --set do apply)", f)
+				}
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			switch {
+			case list && check:
+				return usagef("--list and --check are exclusive; pick one")
+			case list && name != "":
+				return usagef("--list takes no lesson name")
+			case list:
+				return listLessons(stdout)
+			}
+			var l *presets.Lesson
+			if name != "" {
+				var err error
+				if l, err = presets.GetLesson(name); err != nil {
+					return usageError{err}
+				}
+			}
+			sets, err := o.overrides(cmd)
+			if err != nil {
+				return err
+			}
+			if check {
+				return checkLessons(stdout, l, sets)
+			}
+			return runLesson(cmd, &o, stdout, l, sets)
+		},
+	}
+	o.register(c)
+	f := c.Flags()
+	f.BoolVar(&o.noMouse, "no-mouse", false, "leave the mouse to the terminal so text can be selected")
+	f.BoolVar(&list, "list", false, "print the lessons, one per line: name, family, title")
+	f.BoolVar(&check, "check", false, "run the lesson (every lesson without a NAME) headless and print each claim with its measured values")
+	for _, n := range []string{"preset", "config", "request-trace"} {
+		f.MarkHidden(n)
+	}
+	return c
+}
+
+// listLessons prints one lesson per line: name, family and title.
+func listLessons(w io.Writer) error {
+	ls, err := presets.Lessons()
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, l := range ls {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, l.Family, l.Title)
+	}
+	return tw.Flush()
+}
+
+// checkLessons runs lesson l (every lesson when l is nil) with the overrides and prints
+// each claim, ✓ or ✗, with both sides as measured. A claim that does not hold makes it
+// fail with exit status 1.
+func checkLessons(w io.Writer, l *presets.Lesson, sets []string) error {
+	ls := []*presets.Lesson{l}
+	if l == nil {
+		var err error
+		if ls, err = presets.Lessons(); err != nil {
+			return err
+		}
+	}
+	if err := checkOverrides(ls, sets); err != nil {
+		return err
+	}
+	total, failed := 0, 0
+	for i, l := range ls {
+		rs, err := l.EvaluateClaims(sets...)
+		if err != nil {
+			return usageError{err}
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s: %s\n", l.Name, l.Title)
+		for _, r := range rs {
+			mark := "✓"
+			if !r.Holds {
+				mark = "✗"
+				failed++
+			}
+			total++
+			fmt.Fprintf(w, "  %s step %d: %s\n", mark, r.Step, r.Text)
+			against := fmtMetric(r.Against)
+			if r.ThanStep != nil {
+				against += " (" + r.AgainstText() + ")"
+			}
+			fmt.Fprintf(w, "      %s %s %s %s\n", r.Metric, fmtMetric(r.Value), r.Op, against)
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d claims hold\n", total-failed, total)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d claims do not hold", failed, total)
+	}
+	return nil
+}
+
+// runLesson opens the explorer on lesson l (with the lesson picker when l is nil).
+func runLesson(cmd *cobra.Command, o *options, stdout io.Writer, l *presets.Lesson, sets []string) error {
+	f, ok := stdout.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return usagef("a lesson runs in the explorer, which needs a terminal; pimtui lesson --list lists the lessons, pimtui lesson --check NAME checks a lesson's claims headless, and pimtui run --preset P runs a step's preset")
+	}
+	var lo ui.LessonOptions
+	var cfg sim.Config
+	var err error
+	if l != nil {
+		lo, cfg, err = startLesson(l.Name, sets, cfg)
+	} else {
+		ls, lerr := presets.Lessons()
+		if lerr != nil {
+			return lerr
+		}
+		if err = checkOverrides(ls, sets); err == nil {
+			lo = lessonOptions(sets)
+			lo.LessonPicker = true
+			_, cfg, err = o.resolve(cmd)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	noColor := os.Getenv("NO_COLOR") != ""
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures, LessonOptions: lo})
+	if err != nil {
+		return usagef("%s: %v", cfg.Preset, err)
+	}
+	opts := []tea.ProgramOption{tea.WithInput(cmd.InOrStdin()), tea.WithOutput(f)}
+	if noColor {
+		opts = append(opts, tea.WithColorProfile(colorprofile.ASCII))
+	}
+	_, err = tea.NewProgram(m, opts...).Run()
+	return err
+}
+
+// startLesson returns the explorer's lessons with the overrides applied and, when name
+// is not "", opens that lesson: the configuration returned is then its first step's,
+// otherwise cfg. A bad name or an override a step cannot take is a usage error.
+func startLesson(name string, sets []string, cfg sim.Config) (ui.LessonOptions, sim.Config, error) {
+	lo := lessonOptions(sets)
+	if name == "" {
+		return lo, cfg, nil
+	}
+	l, err := presets.GetLesson(name)
+	if err != nil {
+		return lo, cfg, usageError{err}
+	}
+	if err := checkOverrides([]*presets.Lesson{l}, sets); err != nil {
+		return lo, cfg, err
+	}
+	first, err := l.StepConfig(0, sets...)
+	if err != nil {
+		return lo, cfg, usageError{err}
+	}
+	lo.Lesson = name
+	return lo, first, nil
+}
+
+// checkOverrides builds every step of the lessons with the command line's overrides, so
+// that a bad override is reported before anything runs rather than at some later step.
+func checkOverrides(ls []*presets.Lesson, sets []string) error {
+	for _, l := range ls {
+		for s := range l.Steps {
+			if _, err := l.StepConfig(s, sets...); err != nil {
+				return usageError{fmt.Errorf("lesson %s step %d: %w", l.Name, s+1, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// lessonOptions offers the embedded lessons to the explorer; each step's configuration
+// is built with the command line's overrides on top, as presets are.
+func lessonOptions(sets []string) ui.LessonOptions {
+	ls, err := presets.Lessons()
+	if err != nil {
+		return ui.LessonOptions{}
+	}
+	return ui.LessonOptions{
+		Lessons: lessonInfos(ls),
+		LessonStep: func(name string, step int) (sim.Config, error) {
+			l, err := presets.GetLesson(name)
+			if err != nil {
+				return sim.Config{}, err
+			}
+			return l.StepConfig(step, sets...)
+		},
+	}
+}
+
+// lessonInfos converts lessons into what the explorer shows of them.
+func lessonInfos(ls []*presets.Lesson) []ui.LessonInfo {
+	out := make([]ui.LessonInfo, len(ls))
+	for i, l := range ls {
+		info := ui.LessonInfo{Name: l.Name, Title: l.Title, Family: l.Family, Summary: l.Summary}
+		for _, s := range l.Steps {
+			st := ui.LessonStepInfo{Title: s.Title, Preset: s.Preset, Focus: s.Focus, Text: s.Text, Notice: s.Notice, Steps: s.Steps}
+			for _, c := range s.Claims {
+				st.Claims = append(st.Claims, c.Text)
+			}
+			info.Steps = append(info.Steps, st)
+		}
+		out[i] = info
+	}
+	return out
+}
