@@ -17,6 +17,11 @@ type KeyMap struct {
 	Mode key.Binding
 	// Timeline.
 	ZoomIn, ZoomOut, Fit, PanLeft, PanRight, PrevLayer, NextLayer, Expand key.Binding
+
+	// Bubble forensics: the timeline's cursor to the iteration's largest bubble, and steps
+	// to an iteration whose bubble share exceeds a threshold.
+	Largest, PrevBubbly, NextBubbly, Threshold key.Binding
+
 	// Request table.
 	Top, Bottom, PageUp, PageDown key.Binding
 }
@@ -58,6 +63,11 @@ func DefaultKeyMap() *KeyMap {
 		PrevLayer: b(k("<", ","), h("<", "previous layer")),
 		NextLayer: b(k(">", "."), h(">", "next layer")),
 		Expand:    b(k("x"), h("x", "expand lanes")),
+		Largest:   b(k("B"), h("B", "largest bubble")),
+
+		PrevBubbly: b(k("{"), h("{", "previous iteration above the bubble threshold")),
+		NextBubbly: b(k("}"), h("}", "next iteration above it")),
+		Threshold:  b(k("%"), h("%", "bubble threshold 10/25/50/75%")),
 
 		Top:      b(k("g", "home"), h("g", "first")),
 		Bottom:   b(k("G", "end"), h("G", "last")),
@@ -78,6 +88,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
 		{k.Presets, k.Export, k.Help, k.Quit},
+		{k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold},
 	}
 }
 
