@@ -144,6 +144,10 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 				for _, k := range bubbleKeys {
 					head = append(head, "bubble_"+k)
 				}
+				head = append(head, "bubble_share")
+				for _, c := range shareCauses() {
+					head = append(head, "bubble_share_"+c.String())
+				}
 				cw.Write(head)
 			}
 			row := []string{strconv.Itoa(s.Step), ff(s.Now.Seconds()), ff(s.IterTime.Milliseconds()), strconv.Itoa(s.Batch), strconv.Itoa(s.Prefills),
@@ -153,6 +157,10 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 			}
 			for _, k := range bubbleKeys {
 				row = append(row, ff(s.Metrics.Bubble[k]))
+			}
+			row = append(row, ff(s.Metrics.BubbleShare))
+			for _, c := range shareCauses() {
+				row = append(row, ff(s.Metrics.ShareByCause[c]))
 			}
 			cw.Write(row)
 		}
@@ -209,11 +217,48 @@ func writeTable(w io.Writer, r sim.Result) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p("idle "+k, "%.1f%%", 100*r.BubbleFraction[k])
+		p("idle "+k, "%.1f%%%s", 100*r.BubbleFraction[k], causeList(r.BubbleByCause[k]))
 	}
 	p("KV cache", "peak %d blocks (%.1f%% of capacity), fragmentation %.1f%%", r.KV.PeakBlocksUsed, 100*r.KV.PeakUtilization, 100*r.KV.PeakFragmentation)
 	if r.LoadImbalance != nil {
 		p("load imbalance", "%.3f (max/mean channel load)", *r.LoadImbalance)
 	}
 	return tw.Flush()
+}
+
+// shareCauses are the causes the bubble share splits into: every one but no-work, which
+// it leaves out.
+func shareCauses() []sim.BubbleCause {
+	out := make([]sim.BubbleCause, 0, sim.NumCauses-1)
+	for c := range sim.NumCauses {
+		if c != sim.CauseNoWork {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// causeList is " (dependency 42.5%, tail 1.2%)": a group's idle time by cause, largest
+// first, leaving out causes below 0.05%.
+func causeList(by map[string]float64) string {
+	keys := make([]string, 0, len(by))
+	for k, v := range by {
+		if v >= 0.0005 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if by[keys[i]] != by[keys[j]] {
+			return by[keys[i]] > by[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.1f%%", k, 100*by[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

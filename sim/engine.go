@@ -53,6 +53,13 @@ type batchCapper interface {
 	batchIsCap() bool
 }
 
+// kvRefuser is implemented by a system whose admission may leave a candidate waiting for a
+// reason other than KV capacity: kvRefused reports whether the last admit left one waiting
+// because its KV cache did not fit. Every other system refuses a candidate only for that.
+type kvRefuser interface {
+	kvRefused() bool
+}
+
 // systems maps each system name to its planner's constructor; each planner's file
 // registers itself.
 var systems = map[string]func(*Config) (system, error){}
@@ -102,6 +109,7 @@ type runStats struct {
 	iter, tbt, ttft, e2e    hist
 	queuePeak               int
 	util, bubble            map[string]float64 // time-weighted sums
+	cause                   map[string]Causes  // time-weighted sums of the idle fractions by cause
 	imbalance               float64
 	imbalanceN              int
 	kvPeakUsed              int
@@ -149,6 +157,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.stats.util = map[string]float64{}
 	e.stats.bubble = map[string]float64{}
+	e.stats.cause = map[string]Causes{}
 	e.refill()
 	return e, nil
 }
@@ -349,6 +358,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 			prefill = append(prefill, r)
 		}
 	}
+	// kvStall: admission left an arrived request waiting for KV space while the batch had
+	// room, so lanes that run nothing this iteration are capacity stalls.
+	kvStall := false
 	if free := w.MaxBatch - len(e.running); free > 0 && len(e.queue) > 0 {
 		var cands []*Request
 		var at []int // queue position of each candidate; nil: the first len(cands)
@@ -358,6 +370,11 @@ func (e *Engine) iterate() (*Snapshot, error) {
 			cands = e.queue[:min(free, len(e.queue))]
 		}
 		placed := e.sys.admit(cands, e.running)
+		if kr, ok := e.sys.(kvRefuser); ok {
+			kvStall = kr.kvRefused()
+		} else {
+			kvStall = slices.Contains(placed, false)
+		}
 		admitted := func(i int) bool { return i < len(cands) && placed[i] }
 		if at != nil {
 			pos := make(map[int]bool, len(at))
@@ -413,6 +430,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		rd.tick(e.now)
 	}
 	marks := e.sys.plan(s, decode, prefill)
+	s.kvStall = kvStall
 	iterT := s.Finish()
 	e.spanHint, e.bubbleHint = len(s.Spans), len(s.Bubbles)
 	if iterT <= 0 {
@@ -479,13 +497,14 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	snap := &Snapshot{
 		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(decode), Prefills: len(prefill),
 		Queue: len(e.queue), Tokens: tokens, Done: e.done, Total: w.Requests,
-		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Makespan: iterT, Layers: e.sys.layers(), Stages: marks},
+		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Critical: s.Critical, Makespan: iterT, Layers: e.sys.layers(), Stages: marks},
 		Neurons:  Neurons{Reason: "This system keeps every FFN neuron on one device: it has no activation sparsity and no hot/cold neuron placement, so there is no neuron partition to show."},
 	}
 	snap.Metrics.IterTime = iterT
 	snap.Metrics.StepTokPerSec = float64(tokens) / iterT.Seconds()
 	snap.Metrics.Util = map[string]float64{}
 	snap.Metrics.Bubble = bubbleByGroup(s, iterT)
+	snap.Metrics.BubbleCause, snap.Metrics.BubbleShare, snap.Metrics.ShareByCause = bubbleForensics(s, iterT)
 	e.sys.observe(snap, s, e.running)
 	snap.Requests = e.requestRows()
 
@@ -501,6 +520,13 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		}
 		for k, v := range snap.Metrics.Bubble {
 			st.bubble[k] += v * float64(iterT)
+		}
+		for k, v := range snap.Metrics.BubbleCause {
+			c := st.cause[k]
+			for i := range c {
+				c[i] += v[i] * float64(iterT)
+			}
+			st.cause[k] = c
 		}
 		if snap.Metrics.LoadImbalance > 0 {
 			st.imbalance += snap.Metrics.LoadImbalance

@@ -170,18 +170,18 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 		s.lane = append(s.lane, Lane{Name: name, Group: "pe"})
 	}
 	s.lnNoC = len(s.lane)
-	s.lane = append(s.lane, Lane{Name: "inter-PE NoC", Group: "noc"})
+	s.lane = append(s.lane, Lane{Name: "inter-PE NoC", Group: "noc", Transfer: true})
 	s.lnRouter = len(s.lane)
-	s.lane = append(s.lane, Lane{Name: "router NoC", Group: "noc"})
+	s.lane = append(s.lane, Lane{Name: "router NoC", Group: "noc", Transfer: true})
 	s.lnNV = len(s.lane)
-	s.lane = append(s.lane, Lane{Name: "NVLink", Group: "nvlink"})
+	s.lane = append(s.lane, Lane{Name: "NVLink", Group: "nvlink", Transfer: true})
 	s.lnPre, s.lnStream = -1, -1
 	if c.Workload.Prefill == PrefillRun {
 		s.pre = newPrefillInstance(c, kvTok)
 		s.lnPre = len(s.lane)
 		s.lane = append(s.lane, Lane{Name: "A100 prefill", Group: "prefill"})
 		s.lnStream = len(s.lane)
-		s.lane = append(s.lane, Lane{Name: "KV stream", Group: "kv_stream"})
+		s.lane = append(s.lane, Lane{Name: "KV stream", Group: "kv_stream", Transfer: true})
 	}
 	s.load = make([]float64, s.pes)
 	s.attn = make([]Time, s.pes)

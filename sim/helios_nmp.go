@@ -124,14 +124,14 @@ func newNMPSystem(c *Config) (*nmpSystem, error) {
 		}
 	}
 	s.lnNV = len(s.lane)
-	s.lane = append(s.lane, Lane{Name: "NVLink", Group: "nvlink"})
+	s.lane = append(s.lane, Lane{Name: "NVLink", Group: "nvlink", Transfer: true})
 	s.lnPre, s.lnStr = -1, -1
 	if c.Workload.Prefill == PrefillRun {
 		s.pre = newPrefillInstance(c, s.kvTok)
 		s.lnPre = len(s.lane)
 		s.lane = append(s.lane, Lane{Name: "A100 prefill", Group: "prefill"})
 		s.lnStr = len(s.lane)
-		s.lane = append(s.lane, Lane{Name: "KV stream", Group: "kv_stream"})
+		s.lane = append(s.lane, Lane{Name: "KV stream", Group: "kv_stream", Transfer: true})
 	}
 	s.load = make([]float64, locs)
 	s.cubeT = make([]Time, s.cubes)

@@ -164,11 +164,11 @@ func newHermes(c *Config) (*hermes, error) {
 		}
 	}
 	h.lanePCIe = len(h.lane)
-	h.lane = append(h.lane, Lane{Name: "PCIe", Group: "pcie"})
+	h.lane = append(h.lane, Lane{Name: "PCIe", Group: "pcie", Transfer: true})
 	h.laneLink = -1
 	if !h.host && h.J > 1 {
 		h.laneLink = len(h.lane)
-		h.lane = append(h.lane, Lane{Name: "DIMM-link", Group: "link"})
+		h.lane = append(h.lane, Lane{Name: "DIMM-link", Group: "link", Transfer: true})
 	}
 
 	// The offline mapping.

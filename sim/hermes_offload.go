@@ -81,7 +81,7 @@ func newOffload(c *Config) (*offload, error) {
 	prec := float64(sh.Precision)
 	o := &offload{cfg: c, hc: hc, sh: sh, gpu: gpuDevice(p),
 		pcie: Link{Name: "PCIe", Bandwidth: op.EffectivePCIeGBps * 1e9, Latency: FromSeconds(p.PCIeLatencyUs * 1e-6)},
-		lane: []Lane{{Name: "GPU", Group: "gpu"}, {Name: "PCIe", Group: "pcie"}}}
+		lane: []Lane{{Name: "GPU", Group: "gpu"}, {Name: "PCIe", Group: "pcie", Transfer: true}}}
 	o.layerB = sh.LayerParams() * prec
 	o.nQKV, o.nMLP = sh.DModel, sh.DFFN
 	o.bQKV = float64((sh.Heads+2*sh.KVHeads)*sh.HeadDim) * prec

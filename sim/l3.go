@@ -48,6 +48,7 @@ type l3 struct {
 	rsBusy, rsRecv, rsWork []Time // per rankset, this iteration (for the views)
 	bankUse                []float64
 	prefillSkip            bool
+	refused                bool // the last admit left a request waiting for KV space
 }
 
 // l3Req is what the planner keeps per admitted request.
@@ -191,7 +192,7 @@ func newL3(c *Config) (*l3, error) {
 	}
 	if p.h2d.Bandwidth > 0 {
 		p.laneH2D = len(p.lane)
-		p.lane = append(p.lane, Lane{Name: p.h2d.Name, Group: "pcie"}, Lane{Name: p.d2h.Name, Group: "pcie"})
+		p.lane = append(p.lane, Lane{Name: p.h2d.Name, Group: "pcie", Transfer: true}, Lane{Name: p.d2h.Name, Group: "pcie", Transfer: true})
 		p.laneD2H = p.laneH2D + 1
 	}
 	p.rsBusy, p.rsRecv, p.rsWork = make([]Time, p.nrs), make([]Time, p.nrs), make([]Time, p.nrs)
@@ -371,6 +372,7 @@ func (p *l3) truncate(r *Request) {
 // ("prefilling-prioritized", §6.1).
 func (p *l3) admit(cands, running []*Request) []bool {
 	placed := make([]bool, len(cands))
+	p.refused = false
 	if p.lc.Scheduler == L3SchedAdaptive && !p.prefillSkip {
 		var decode, carried []*Request
 		for _, r := range running {
@@ -404,12 +406,20 @@ func (p *l3) admit(cands, running []*Request) []bool {
 	return placed
 }
 
-// place picks r's KV location, or -1 if none has room.
+// kvRefused reports whether the last admit left a request waiting because its KV cache did
+// not fit. The schedulers also leave requests waiting by choice, which is no capacity
+// stall: the adaptive one admits only the prefills that fill the bubble (§5.3), and NEO
+// keeps a request out of the host's memory when it would lower the throughput.
+func (p *l3) kvRefused() bool { return p.refused }
+
+// place picks r's KV location, or -1 if none has room (noting the refusal) or NEO declines
+// to host it.
 func (p *l3) place(r *Request, neo *l3Neo) int {
 	if p.lc.hostKV() {
 		if p.kv.admits(0, p.kv.need(r)) {
 			return 0
 		}
+		p.refused = true
 		return -1
 	}
 	out := r.OutputLen
@@ -425,6 +435,7 @@ func (p *l3) place(r *Request, neo *l3Neo) int {
 		}
 	}
 	if best >= 0 || neo == nil {
+		p.refused = p.refused || best < 0
 		return best
 	}
 	// NEO: past the GPU memory a request lives in host memory with CPU attention (not cut
@@ -432,6 +443,7 @@ func (p *l3) place(r *Request, neo *l3Neo) int {
 	// throughput (load-aware scheduling).
 	r.OutputLen = out
 	if !p.kv.admits(p.dp, p.kv.need(r)) {
+		p.refused = true
 		return -1
 	}
 	if p.neoRate(neo.gpu, neo.hostTok+p.neoProjected(r), neo.host+1) < p.neoRate(neo.gpu, neo.hostTok, neo.host) {

@@ -593,6 +593,7 @@ func (p *l3) build(decode, carried, cands []*Request, placed []bool) {
 			} else {
 				if !p.kv.admits(0, p.kv.need(r)) {
 					blocked = true // first come, first served: the head waits for room
+					p.refused = true
 					break
 				}
 				p.kv.reserve(r, 0)

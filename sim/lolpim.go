@@ -384,8 +384,8 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	// and its host interface; the heterogeneous node adds one GPU per node.
 	for s := range pp {
 		pre := "S" + strconv.Itoa(s) + " "
-		p.lane = append(p.lane, Lane{Name: pre + "MAC", Group: "pim"}, Lane{Name: pre + "I/O", Group: "io"},
-			Lane{Name: pre + "EPU", Group: "epu"}, Lane{Name: pre + "host I/F", Group: "host"})
+		p.lane = append(p.lane, Lane{Name: pre + "MAC", Group: "pim"}, Lane{Name: pre + "I/O", Group: "io", Transfer: true},
+			Lane{Name: pre + "EPU", Group: "epu"}, Lane{Name: pre + "host I/F", Group: "host", Transfer: true})
 	}
 	p.laneGPU0 = len(p.lane)
 	if c.XPU {

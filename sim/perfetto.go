@@ -10,8 +10,9 @@ import (
 
 // TraceWriter writes snapshots' timelines as Chrome/Perfetto trace-event JSON (opens in
 // ui.perfetto.dev and chrome://tracing): one process per run, one thread per lane, a
-// complete event ("X") per span, an instant event ("i") per bubble with its cause, and
-// times in microseconds.
+// complete event ("X") per span, with "critical": true in its args when it lies on the
+// iteration's critical path, an instant event ("i") per bubble with its cause, and times
+// in microseconds.
 type TraceWriter struct {
 	w     *bufio.Writer
 	n     int
@@ -63,15 +64,24 @@ func (t *TraceWriter) Add(s *Snapshot) {
 	base := s.Now - s.IterTime
 	t.event(map[string]any{"ph": "i", "s": "g", "name": "iteration " + strconv.Itoa(s.Step), "pid": 1, "tid": 0, "ts": us(base),
 		"args": map[string]any{"batch": s.Batch, "iteration_us": us(s.IterTime)}})
-	for _, sp := range tl.Spans {
+	crit := make([]bool, len(tl.Spans))
+	for _, i := range tl.Critical {
+		if i >= 0 && i < len(crit) {
+			crit[i] = true
+		}
+	}
+	for i, sp := range tl.Spans {
 		name := sp.Name
 		if sp.SubBatch > 0 {
 			name += " SB" + strconv.Itoa(sp.SubBatch)
 		}
 		cname := []string{"grey", "thread_state_running", "thread_state_iowait"}[min(sp.SubBatch, 2)]
+		args := map[string]any{"step": s.Step, "layer": sp.Layer, "sub_batch": sp.SubBatch, "flops": sp.FLOPs, "bytes": sp.Bytes}
+		if crit[i] {
+			args["critical"] = true
+		}
 		t.event(map[string]any{"ph": "X", "name": name, "cat": tl.Lanes[sp.Lane].Group, "pid": 1, "tid": sp.Lane + 1,
-			"ts": us(base + sp.Start), "dur": us(sp.Dur), "cname": cname,
-			"args": map[string]any{"step": s.Step, "layer": sp.Layer, "sub_batch": sp.SubBatch, "flops": sp.FLOPs, "bytes": sp.Bytes}})
+			"ts": us(base + sp.Start), "dur": us(sp.Dur), "cname": cname, "args": args})
 	}
 	for _, b := range tl.Bubbles {
 		t.event(map[string]any{"ph": "i", "s": "t", "name": "bubble: " + b.Cause.String(), "pid": 1, "tid": b.Lane + 1,
@@ -90,7 +100,7 @@ func (t *TraceWriter) Close() error {
 
 // BubbleText explains a bubble: what the lane waited for.
 func BubbleText(tl *Timeline, b Bubble) string {
-	what := ""
+	what, group := "", ""
 	if b.Waited >= 0 && b.Waited < len(tl.Spans) {
 		sp := tl.Spans[b.Waited]
 		what = sp.Name
@@ -98,14 +108,21 @@ func BubbleText(tl *Timeline, b Bubble) string {
 			what += " SB" + strconv.Itoa(sp.SubBatch)
 		}
 		what += fmt.Sprintf(" (layer %d) on %s", sp.Layer, tl.Lanes[sp.Lane].Name)
+		group = tl.Lanes[sp.Lane].Group
 	}
 	switch b.Cause {
 	case CauseDependency:
 		return "waiting for " + what
+	case CauseTransfer:
+		return "waiting for the transfer " + what
 	case CauseBarrier:
 		return "stage barrier: waiting for " + what
+	case CauseImbalance:
+		return "load imbalance: a peer " + group + " lane had more work; the iteration ends with " + what
 	case CauseTail:
 		return "idle until the iteration ends with " + what
+	case CauseCapacity:
+		return "capacity stall: no work while a request waits for KV cache space"
 	default:
 		return "no work on this lane this iteration"
 	}

@@ -25,9 +25,16 @@ type Result struct {
 	QueuePeak         int                `json:"queue_peak"`
 	Utilization       map[string]float64 `json:"utilization"`
 	BubbleFraction    map[string]float64 `json:"bubble_fraction"`
-	KV                KVSummary          `json:"kv"`
-	LoadImbalance     *float64           `json:"load_imbalance"`
-	EnergyJ           *float64           `json:"energy_j"`
+	// BubbleByCause splits each group's bubble_fraction by cause (the BubbleCause names):
+	// idle time of that cause / (lanes × time) over the measured iterations. The causes of
+	// a group sum to its bubble_fraction, except where work on its own clock beside the
+	// iteration (Schedule.AddAt: a disaggregated prefill instance, HeLioS' NoC transfers)
+	// runs past an iteration's end: bubble_fraction counts that overhang as busy time and
+	// lowers by overhang / (lanes × time), while no bubble lies beyond the end to split.
+	BubbleByCause map[string]map[string]float64 `json:"bubble_by_cause"`
+	KV            KVSummary                     `json:"kv"`
+	LoadImbalance *float64                      `json:"load_imbalance"`
+	EnergyJ       *float64                      `json:"energy_j"`
 }
 
 // Dist3 is a mean and two percentiles in milliseconds.
@@ -89,8 +96,15 @@ func (e *Engine) Result() Result {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	r.BubbleByCause = make(map[string]map[string]float64, len(keys))
 	for _, k := range keys {
 		r.BubbleFraction[k] = st.bubble[k] / float64(st.time)
+		by := make(map[string]float64, NumCauses)
+		c := st.cause[k]
+		for i := range NumCauses {
+			by[i.String()] = c[i] / float64(st.time)
+		}
+		r.BubbleByCause[k] = by
 	}
 	if st.imbalanceN > 0 {
 		v := st.imbalance / float64(st.imbalanceN)

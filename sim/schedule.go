@@ -1,11 +1,19 @@
 package sim
 
+import (
+	"slices"
+	"strconv"
+)
+
 // Lane is one resource that runs one operation at a time: an NPU's systolic arrays, a PIM
 // channel, a GPU, a link direction. Group names the lane group utilisation is reported for
-// (e.g. "npu", "pim"); lanes of one group are summed.
+// (e.g. "npu", "pim"); lanes of one group are summed. Transfer marks a lane that moves
+// data (a link, a bus, a NoC, an I/O interface) rather than computing: a lane waiting for
+// one of its spans waits on a transfer.
 type Lane struct {
-	Name  string
-	Group string
+	Name     string
+	Group    string
+	Transfer bool
 }
 
 // Op is one operation of an iteration as a planner emits it.
@@ -20,37 +28,54 @@ type Op struct {
 	SubBatch int     // 0 = whole batch, 1 and 2 = NeuPIMs sub-batches
 }
 
-// Span is an op placed on its lane.
+// Span is an op placed on its lane. By is the span whose end set its start: the
+// dependency it waited for, the op that closed the stage barrier, or the previous span on
+// its lane; -1 when nothing held it back (it started at 0, or on its own clock, AddAt).
 type Span struct {
 	Op
 	Start Time
+	By    int
 }
 
 // End is the time the span finishes.
 func (s Span) End() Time { return s.Start + s.Dur }
 
-// BubbleCause says why a lane sat idle.
+// BubbleCause says why a lane sat idle. The scheduler classifies every idle interval as
+// it places the ops, from what held the next op back (design §2.1):
+//
+//   - dependency: the next op waited for an op on another lane that computes;
+//   - transfer: the same, but the awaited op moves data (its lane is a Transfer lane);
+//   - barrier: the next op waited at a stage barrier for the last op of the stage;
+//   - imbalance: the lane finished early and the op that ends the iteration runs on a
+//     peer lane of the same group (another channel, PE or DIMM had more work);
+//   - tail: the lane finished early and the iteration ends on a lane of another group
+//     (it waits for the critical path elsewhere);
+//   - capacity: the lane ran nothing in an iteration in which admission left a request
+//     waiting because its KV cache did not fit while the batch had room;
+//   - no_work: the lane ran nothing, or idled before work on its own clock (AddAt).
+//
+// Their String names are stable: the JSON result uses them as keys.
 type BubbleCause uint8
 
-// Causes of idle time on a lane.
+// Causes of idle time on a lane, in the order reports list them.
 const (
 	CauseDependency BubbleCause = iota // waited for an op on another lane
+	CauseTransfer                      // waited for an op on a lane that moves data
 	CauseBarrier                       // waited at a stage barrier
-	CauseTail                          // lane finished early; the iteration waits for the critical op
+	CauseImbalance                     // lane finished early; a peer of its group ends the iteration
+	CauseTail                          // lane finished early; the iteration ends on another group's lane
+	CauseCapacity                      // the lane had nothing to do because the KV cache was full
 	CauseNoWork                        // the lane had nothing to do this iteration
+	NumCauses                          // the number of causes
 )
 
+var causeNames = [NumCauses]string{"dependency", "transfer", "barrier", "imbalance", "tail", "capacity", "no_work"}
+
 func (c BubbleCause) String() string {
-	switch c {
-	case CauseDependency:
-		return "dependency"
-	case CauseBarrier:
-		return "barrier"
-	case CauseTail:
-		return "tail"
-	default:
-		return "no work"
+	if c < NumCauses {
+		return causeNames[c]
 	}
+	return "cause(" + strconv.Itoa(int(c)) + ")"
 }
 
 // Bubble is an idle interval on a lane with its cause. Waited is the index of the span that
@@ -66,11 +91,15 @@ type Bubble struct {
 // Schedule is a list scheduler: ops are added in an order where every dependency comes
 // first, and each is placed at the earliest time that respects its dependencies, its
 // lane's exclusivity and the barrier of its stage (design §2.1). Idle gaps become bubbles
-// that name what was waited for.
+// that name what was waited for, and each span records what set its start, so Finish can
+// trace the critical path: the chain of spans, each starting when the one before it ends,
+// that ends with the iteration. Shortening any span off that chain cannot shorten the
+// iteration; shortening one on it can.
 type Schedule struct {
-	Lanes   []Lane
-	Spans   []Span
-	Bubbles []Bubble
+	Lanes    []Lane
+	Spans    []Span
+	Bubbles  []Bubble
+	Critical []int // after Finish: the critical path, span indices in time order
 
 	laneFree  []Time
 	laneLast  []int // last span index on the lane, -1 if none
@@ -81,6 +110,9 @@ type Schedule struct {
 	stageBy   int
 	makespan  Time
 	critical  int // span that ends last
+	// kvStall is set by the engine when admission left a request waiting for KV space
+	// this iteration: lanes that run nothing are then capacity stalls.
+	kvStall bool
 }
 
 // NewSchedule returns an empty schedule over lanes with room for spans and bubbles.
@@ -93,7 +125,7 @@ func NewSchedule(lanes []Lane, spans, bubbles int) *Schedule {
 // Reset empties the schedule for reuse over lanes, keeping its buffers.
 func (s *Schedule) Reset(lanes []Lane) {
 	s.Lanes = lanes
-	s.Spans, s.Bubbles = s.Spans[:0], s.Bubbles[:0]
+	s.Spans, s.Bubbles, s.Critical = s.Spans[:0], s.Bubbles[:0], s.Critical[:0]
 	s.laneFree = append(s.laneFree[:0], make([]Time, len(lanes))...)
 	s.laneLast = s.laneLast[:0]
 	for range lanes {
@@ -101,6 +133,7 @@ func (s *Schedule) Reset(lanes []Lane) {
 	}
 	s.stage, s.barrier, s.stageEnd, s.makespan = 0, 0, 0, 0
 	s.barrierBy, s.stageBy, s.critical = -1, -1, -1
+	s.kvStall = false
 }
 
 // Add places op after the spans deps and returns its span index.
@@ -111,21 +144,27 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		}
 		s.stage = op.Stage
 	}
-	start := s.laneFree[op.Lane]
+	start, by := s.laneFree[op.Lane], s.laneLast[op.Lane]
 	cause, waited := CauseDependency, -1
 	for _, d := range deps {
 		if e := s.Spans[d].End(); e > start {
-			start, cause, waited = e, CauseDependency, d
+			start, cause, waited, by = e, CauseDependency, d, d
 		}
 	}
 	if s.barrier > start {
-		start, cause, waited = s.barrier, CauseBarrier, s.barrierBy
+		start, cause, waited, by = s.barrier, CauseBarrier, s.barrierBy, s.barrierBy
 	}
 	if gap := start - s.laneFree[op.Lane]; gap > 0 {
+		if cause == CauseDependency && s.Lanes[s.Spans[waited].Lane].Transfer {
+			cause = CauseTransfer
+		}
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: cause, Waited: waited})
 	}
+	if start == 0 {
+		by = -1
+	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start})
+	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
 	end := start + op.Dur
 	s.laneFree[op.Lane] = end
 	s.laneLast[op.Lane] = idx
@@ -138,20 +177,36 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 	return idx
 }
 
-// Finish closes the schedule: every lane's idle time up to the makespan becomes a tail
-// bubble (or a no-work bubble for a lane that ran nothing), and the makespan is returned.
+// Finish closes the schedule: every lane's idle time up to the makespan becomes a bubble
+// (imbalance, tail, or for a lane that ran nothing no-work or capacity; see BubbleCause),
+// the critical path is traced back from the span that ends last, and the makespan is
+// returned.
 func (s *Schedule) Finish() Time {
+	group := ""
+	if s.critical >= 0 {
+		group = s.Lanes[s.Spans[s.critical].Lane].Group
+	}
 	for l := range s.Lanes {
 		free := s.laneFree[l]
 		if free >= s.makespan {
 			continue
 		}
 		cause := CauseTail
-		if s.laneLast[l] < 0 {
+		switch {
+		case s.laneLast[l] < 0 && s.kvStall:
+			cause = CauseCapacity
+		case s.laneLast[l] < 0:
 			cause = CauseNoWork
+		case s.Lanes[l].Group == group:
+			cause = CauseImbalance
 		}
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: l, Start: free, Dur: s.makespan - free, Cause: cause, Waited: s.critical})
 	}
+	s.Critical = s.Critical[:0]
+	for i := s.critical; i >= 0; i = s.Spans[i].By {
+		s.Critical = append(s.Critical, i)
+	}
+	slices.Reverse(s.Critical)
 	return s.makespan
 }
 
@@ -167,14 +222,18 @@ func (s *Schedule) Busy() []Time {
 // AddAt places op on its lane at a fixed start (or when the lane is next free, if later),
 // outside the dependency and barrier order: for work that runs on its own clock beside the
 // iteration, such as a disaggregated prefill instance. It neither moves the stage barrier
-// nor lengthens the iteration; an idle gap before it is a no-work bubble.
+// nor lengthens the iteration; an idle gap before it is a no-work bubble (admission does
+// not hold such work back, so it is never a capacity stall).
 func (s *Schedule) AddAt(op Op, start Time) int {
-	start = max(start, s.laneFree[op.Lane])
+	by := -1
+	if s.laneFree[op.Lane] > start {
+		start, by = s.laneFree[op.Lane], s.laneLast[op.Lane]
+	}
 	if gap := start - s.laneFree[op.Lane]; gap > 0 {
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: CauseNoWork, Waited: -1})
 	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start})
+	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
 	s.laneFree[op.Lane] = start + op.Dur
 	s.laneLast[op.Lane] = idx
 	return idx

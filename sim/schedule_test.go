@@ -3,7 +3,7 @@ package sim
 import "testing"
 
 func TestScheduleDependenciesAndBubbles(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8, 8)
+	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "PIM", Group: "pim"}}, 8, 8)
 	a := s.Add(Op{Name: "QKV", Lane: 0, Dur: 10})
 	b := s.Add(Op{Name: "MHA", Lane: 1, Dur: 30}, a)
 	c := s.Add(Op{Name: "FFN", Lane: 0, Dur: 5}, b)
@@ -37,7 +37,7 @@ func TestScheduleDependenciesAndBubbles(t *testing.T) {
 }
 
 func TestScheduleStageBarrier(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"PIM", "pim"}}, 8, 8)
+	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "PIM", Group: "pim"}}, 8, 8)
 	s.Add(Op{Name: "A", Lane: 0, Dur: 10, Stage: 0})
 	long := s.Add(Op{Name: "B", Lane: 1, Dur: 50, Stage: 0})
 	n := s.Add(Op{Name: "C", Lane: 0, Dur: 5, Stage: 1})
@@ -56,10 +56,127 @@ func TestScheduleStageBarrier(t *testing.T) {
 }
 
 func TestScheduleNoWorkLane(t *testing.T) {
-	s := NewSchedule([]Lane{{"NPU", "npu"}, {"idle", "pim"}}, 1, 1)
+	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "idle", Group: "pim"}}, 1, 1)
 	s.Add(Op{Name: "A", Lane: 0, Dur: 7})
 	s.Finish()
 	if len(s.Bubbles) != 1 || s.Bubbles[0].Cause != CauseNoWork || s.Bubbles[0].Dur != 7 {
 		t.Fatalf("bubbles %+v, want one no-work bubble of 7", s.Bubbles)
+	}
+}
+
+// A lane that waits for an op on a data-moving lane waits on a transfer; one that waits
+// for a computing lane waits on a dependency.
+func TestScheduleTransferBubble(t *testing.T) {
+	s := NewSchedule([]Lane{{Name: "GPU", Group: "gpu"}, {Name: "PCIe", Group: "pcie", Transfer: true}, {Name: "DIMM", Group: "ndp"}}, 8, 8)
+	fetch := s.Add(Op{Name: "fetch", Lane: 1, Dur: 10})
+	gemm := s.Add(Op{Name: "GEMM", Lane: 0, Dur: 5}, fetch)
+	s.Add(Op{Name: "GEMV", Lane: 2, Dur: 5}, gemm)
+	s.Finish()
+	want := []Bubble{
+		{Lane: 0, Start: 0, Dur: 10, Cause: CauseTransfer, Waited: fetch},
+		{Lane: 2, Start: 0, Dur: 15, Cause: CauseDependency, Waited: gemm},
+	}
+	for i, w := range want {
+		if s.Bubbles[i] != w {
+			t.Errorf("bubble %d = %+v, want %+v", i, s.Bubbles[i], w)
+		}
+	}
+}
+
+// A lane that finishes early while a peer of its group ends the iteration idles for
+// imbalance; a lane of another group idles at the tail; a lane that ran nothing is
+// no-work, or a capacity stall when admission left a request waiting for KV space.
+func TestScheduleTailCauses(t *testing.T) {
+	lanes := []Lane{{Name: "ch0", Group: "pim"}, {Name: "ch1", Group: "pim"}, {Name: "NPU", Group: "npu"}, {Name: "prefill", Group: "prefill"}}
+	for _, stall := range []bool{false, true} {
+		s := NewSchedule(lanes, 8, 8)
+		s.Add(Op{Name: "MHA", Lane: 0, Dur: 10})
+		last := s.Add(Op{Name: "MHA", Lane: 1, Dur: 30})
+		s.Add(Op{Name: "LN", Lane: 2, Dur: 5})
+		s.kvStall = stall
+		if ms := s.Finish(); ms != 30 {
+			t.Fatalf("makespan %d, want 30", ms)
+		}
+		idle := CauseNoWork
+		if stall {
+			idle = CauseCapacity
+		}
+		want := []Bubble{
+			{Lane: 0, Start: 10, Dur: 20, Cause: CauseImbalance, Waited: last},
+			{Lane: 2, Start: 5, Dur: 25, Cause: CauseTail, Waited: last},
+			{Lane: 3, Start: 0, Dur: 30, Cause: idle, Waited: last},
+		}
+		if len(s.Bubbles) != len(want) {
+			t.Fatalf("stall %v: bubbles %+v, want %+v", stall, s.Bubbles, want)
+		}
+		for i, w := range want {
+			if s.Bubbles[i] != w {
+				t.Errorf("stall %v: bubble %d = %+v, want %+v", stall, i, s.Bubbles[i], w)
+			}
+		}
+	}
+}
+
+// The critical path chains back from the span that ends last through what set each
+// start: here the lane order, a stage barrier and a dependency.
+func TestScheduleCriticalPath(t *testing.T) {
+	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "PIM", Group: "pim"}, {Name: "I/O", Group: "io", Transfer: true}}, 8, 8)
+	qkv := s.Add(Op{Name: "QKV", Lane: 0, Dur: 10})
+	mha := s.Add(Op{Name: "MHA", Lane: 1, Dur: 25}, qkv)     // dependency: starts at 10
+	ln := s.Add(Op{Name: "LN", Lane: 0, Dur: 5})             // lane order: starts at 10
+	in := s.Add(Op{Name: "in", Lane: 2, Dur: 4, Stage: 1})   // barrier: starts at 35
+	out := s.Add(Op{Name: "out", Lane: 2, Dur: 6, Stage: 1}) // lane order: starts at 39
+	ffn := s.Add(Op{Name: "FFN", Lane: 0, Dur: 2, Stage: 1}, ln)
+	if ms := s.Finish(); ms != 45 {
+		t.Fatalf("makespan %d, want 45", ms)
+	}
+	by := map[int]int{qkv: -1, mha: qkv, ln: qkv, in: mha, out: in, ffn: mha}
+	for i, want := range by {
+		if got := s.Spans[i].By; got != want {
+			t.Errorf("span %s: By = %d, want %d", s.Spans[i].Name, got, want)
+		}
+	}
+	want := []int{qkv, mha, in, out}
+	if len(s.Critical) != len(want) {
+		t.Fatalf("critical path %v, want %v", s.Critical, want)
+	}
+	for i := range want {
+		if s.Critical[i] != want[i] {
+			t.Fatalf("critical path %v, want %v", s.Critical, want)
+		}
+	}
+	// Every link is tight: each span starts when the one before it ends, from 0 to the end.
+	at := Time(0)
+	for _, i := range s.Critical {
+		if s.Spans[i].Start != at {
+			t.Fatalf("critical span %s starts at %d, want %d", s.Spans[i].Name, s.Spans[i].Start, at)
+		}
+		at = s.Spans[i].End()
+	}
+	if at != 45 {
+		t.Fatalf("critical path ends at %d, want 45", at)
+	}
+	// Reset clears the path for the next iteration.
+	s.Reset(s.Lanes)
+	if len(s.Critical) != 0 || s.kvStall {
+		t.Fatalf("after Reset: critical %v, stall %v", s.Critical, s.kvStall)
+	}
+}
+
+// Work on its own clock records nothing as its cause unless its lane was still busy.
+func TestScheduleAddAtBy(t *testing.T) {
+	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "prefill", Group: "prefill"}}, 8, 8)
+	s.Add(Op{Name: "QKV", Lane: 0, Dur: 40})
+	a := s.AddAt(Op{Name: "prefill #1", Lane: 1, Dur: 20}, 5)
+	b := s.AddAt(Op{Name: "prefill #2", Lane: 1, Dur: 10}, 15)
+	if s.Spans[a].By != -1 || s.Spans[b].By != a || s.Spans[b].Start != 25 {
+		t.Fatalf("AddAt spans %+v", s.Spans[a:])
+	}
+	s.kvStall = true
+	s.Finish()
+	// The gap before the first prefill is no-work even in a capacity-stalled iteration:
+	// admission does not hold back work on its own clock.
+	if b0 := s.Bubbles[0]; b0.Lane != 1 || b0.Cause != CauseNoWork || b0.Dur != 5 {
+		t.Fatalf("gap before AddAt work: %+v", b0)
 	}
 }

@@ -22,11 +22,14 @@ type Snapshot struct {
 	Requests []RequestRow
 }
 
-// Timeline is the iteration's schedule: lanes, spans and bubbles.
+// Timeline is the iteration's schedule: lanes, spans and bubbles, and its critical path:
+// the spans, in time order, each of which started when the one before it ended, the last
+// ending the iteration (see Schedule).
 type Timeline struct {
 	Lanes    []Lane
 	Spans    []Span
 	Bubbles  []Bubble
+	Critical []int
 	Makespan Time
 	Layers   int // device-local decoder layers
 	Stages   []StageMark
@@ -191,6 +194,13 @@ type Metrics struct {
 	StepTokPerSec float64            // this iteration's tokens / iteration time
 	Util          map[string]float64 // this iteration's utilisation per lane group
 	Bubble        map[string]float64 // this iteration's idle fraction per lane group
-	LoadImbalance float64            // max/mean load over locations this iteration (1 = even)
-	KVUtil        float64            // used blocks / capacity
+	// BubbleCause splits each group's idle fraction by cause (fractions of the group's
+	// lane-time; see bubbleForensics for when the sum differs from Bubble).
+	BubbleCause map[string]Causes
+	// BubbleShare is the share of the lane-time the lanes could use that they sat idle:
+	// idle time other than no-work / (lanes × iteration time − no-work time).
+	BubbleShare   float64
+	ShareByCause  Causes  // BubbleShare split by cause; sums to BubbleShare
+	LoadImbalance float64 // max/mean load over locations this iteration (1 = even)
+	KVUtil        float64 // used blocks / capacity
 }

@@ -76,6 +76,7 @@ type Model struct {
 	help    bool
 	helpTop int
 	picker  *picker
+	fz      forensics
 
 	lesson    *lessonState // the lesson being followed, nil outside lessons
 	lessonH   int          // lines its panel takes in the current layout
@@ -109,7 +110,7 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
 	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, speed: defaultSpeed, busy: true,
-		focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), after: tea.Tick}
+		focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), after: tea.Tick, fz: forensics{threshold: defaultThreshold}}
 	m.footer.Styles = c.Styles.Help
 	m.footer.ShortSeparator = " · "
 	m.newPanes()
@@ -252,6 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 	case stepMsg:
 		return m, m.stepped(msg)
+	case seekMsg:
+		return m, m.sought(msg)
 	case tickMsg:
 		if m.playing && msg.seq == m.seq {
 			return m, m.request(false)
@@ -343,6 +346,9 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 		m.pending = 0
 		status = m.setStatus("start of the kept history: the explorer keeps the last "+fmt.Sprint(historyCap)+" iterations", false)
 	}
+	if cmd := m.wantedSeek(); cmd != nil {
+		return tea.Batch(status, cmd)
+	}
 	if m.pending != 0 && m.err == nil {
 		back := m.pending < 0
 		if back {
@@ -428,6 +434,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Maximise):
 		m.maxed = !m.maxed
 		m.relayout()
+	case key.Matches(msg, k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold):
+		return m.forensicsKey(msg)
 	case key.Matches(msg, k.Export):
 		if m.snap == nil {
 			return m.setStatus("nothing to export before the first step", true)

@@ -539,7 +539,7 @@ func TestHeaderNamesTheRun(t *testing.T) {
 // fuzzKeys are the keys the fuzzer presses: every binding and some the explorer ignores.
 var fuzzKeys = []string{"space", "n", "right", "b", "left", "+", "-", "r", "p", "tab", "shift+tab", "1", "2", "3", "4", "5", "6",
 	"z", "?", "esc", "enter", "h", "j", "k", "l", "up", "down", "m", "[", "]", "0", "H", "L", "shift+left", "shift+right",
-	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e", "(", ")", "t", "i"}
+	"<", ">", "x", "g", "G", "pgup", "pgdown", "backspace", "a", "/", "é", "e", "(", ")", "t", "i", "B", "{", "}", "%"}
 
 func FuzzUpdate(f *testing.F) {
 	f.Add([]byte("nnb +-r?q"), uint8(80), uint8(24))

@@ -220,13 +220,30 @@ func fixture(step int) *sim.Snapshot {
 				continue
 			}
 			if sp.Start > at {
-				tl.Bubbles = append(tl.Bubbles, sim.Bubble{Lane: lane, Start: at, Dur: sp.Start - at, Cause: sim.BubbleCause(i % 2), Waited: max(0, i-1)})
+				tl.Bubbles = append(tl.Bubbles, sim.Bubble{Lane: lane, Start: at, Dur: sp.Start - at, Cause: sim.BubbleCause(i % int(sim.CauseCapacity)), Waited: max(0, i-1)})
 			}
 			at = sp.End()
 		}
 		if at < tl.Makespan {
 			tl.Bubbles = append(tl.Bubbles, sim.Bubble{Lane: lane, Start: at, Dur: tl.Makespan - at, Cause: sim.CauseTail, Waited: 0})
 		}
+	}
+	// Each span started when a span that ends at its start ended (the latest such, or none),
+	// and the critical path chains back through them from the span that ends last.
+	last := 0
+	for i := range tl.Spans {
+		tl.Spans[i].By = -1
+		for j := range tl.Spans {
+			if tl.Spans[j].End() == tl.Spans[i].Start && tl.Spans[i].Start > 0 && j != i {
+				tl.Spans[i].By = j
+			}
+		}
+		if tl.Spans[i].End() > tl.Spans[last].End() {
+			last = i
+		}
+	}
+	for i := last; i >= 0; i = tl.Spans[i].By {
+		tl.Critical = append([]int{i}, tl.Critical...)
 	}
 	tl.Layers = 4
 	tl.Stages = []sim.StageMark{{Name: "A", Start: 0}, {Name: "B", Start: 40 * us}, {Name: "C1", Start: 200 * us}, {Name: "D1", Start: 400 * us}}
@@ -263,7 +280,8 @@ func fixture(step int) *sim.Snapshot {
 	kv.Fragmentation = 0.2
 	s.Neurons.Reason = "This fixture has no neuron partition."
 	s.Metrics = sim.Metrics{IterTime: s.IterTime, Throughput: 3700, StepTokPerSec: 3800 + float64(step*10), LoadImbalance: 1.2, KVUtil: 0.15,
-		Util: map[string]float64{"npu": 0.6, "pim": 0.3, "bandwidth": 0.9}, Bubble: map[string]float64{"npu": 0.1, "npu_vector": 0.9, "pim": 0.7}}
+		Util: map[string]float64{"npu": 0.6, "pim": 0.3, "bandwidth": 0.9}, Bubble: map[string]float64{"npu": 0.1, "npu_vector": 0.9, "pim": 0.7},
+		BubbleShare: 0.42, ShareByCause: sim.Causes{sim.CauseDependency: 0.3, sim.CauseTail: 0.12}}
 	for id := 1; id <= 24; id++ {
 		s.Requests = append(s.Requests, sim.RequestRow{ID: id, InputLen: 100 + id*7, OutputLen: 200, Generated: step + id, Loc: (id - 1) % 8, Status: sim.Running})
 	}

@@ -20,6 +20,11 @@ type KeyMap struct {
 	Mode key.Binding
 	// Timeline.
 	ZoomIn, ZoomOut, Fit, PanLeft, PanRight, PrevLayer, NextLayer, Expand key.Binding
+
+	// Bubble forensics: the timeline's cursor to the iteration's largest bubble, and steps
+	// to an iteration whose bubble share exceeds a threshold.
+	Largest, PrevBubbly, NextBubbly, Threshold key.Binding
+
 	// Request table.
 	Top, Bottom, PageUp, PageDown key.Binding
 }
@@ -66,6 +71,11 @@ func DefaultKeyMap() *KeyMap {
 		PrevLayer: b(k("<", ","), h("<", "previous layer")),
 		NextLayer: b(k(">", "."), h(">", "next layer")),
 		Expand:    b(k("x"), h("x", "expand lanes")),
+		Largest:   b(k("B"), h("B", "largest bubble")),
+
+		PrevBubbly: b(k("{"), h("{", "previous iteration above the bubble threshold")),
+		NextBubbly: b(k("}"), h("}", "next iteration above it")),
+		Threshold:  b(k("%"), h("%", "bubble threshold 10/25/50/75%")),
 
 		Top:      b(k("g", "home"), h("g", "first")),
 		Bottom:   b(k("G", "end"), h("G", "last")),
@@ -87,6 +97,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
 		{k.Presets, k.Export, k.Help, k.Quit},
 		{k.Lessons, k.LessonPrev, k.LessonNext, k.LessonRead, helpOnly("r", "replay the step"), helpOnly("esc", "leave the lesson")},
+		{k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold},
 	}
 }
 

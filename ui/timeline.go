@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type timeline struct {
 	busy    []sim.Time
 	layers  [][2]sim.Time // per layer: first start, last end
 	sbUsed  [3]bool
+	crit    []bool // per span: on the critical path
 
 	rows     []tlRow
 	expanded bool
@@ -130,6 +132,7 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	if m.layer >= len(m.layers) {
 		m.layer = -1
 	}
+	m.markCritical()
 	m.buildRows()
 	m.place()
 }
@@ -221,7 +224,7 @@ func (m *timeline) Title() string {
 	if m.snap == nil {
 		return t
 	}
-	t += " · iteration " + m.snap.IterTime.String()
+	t += " · iteration " + m.snap.IterTime.String() + " · bubbles " + pctInt(m.snap.Metrics.BubbleShare)
 	if m.layer >= 0 {
 		t += fmt.Sprintf(" · layer %d of %d", m.layer, len(m.layers))
 	}
@@ -232,7 +235,8 @@ func (m *timeline) Title() string {
 }
 
 func (m *timeline) ShortHelp() []key.Binding {
-	return []key.Binding{helpOnly("]/[", "zoom"), helpOnly("</>", "layer"), helpOnly("h/l", "time"), helpOnly("j/k", "lane"), helpOnly("x", "lanes")}
+	return []key.Binding{helpOnly("]/[", "zoom"), helpOnly("</>", "layer"), helpOnly("h/l", "time"), helpOnly("j/k", "lane"), helpOnly("x", "lanes"),
+		m.c.Keys.Largest}
 }
 
 func (m *timeline) FullHelp() [][]key.Binding {
@@ -582,8 +586,13 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 	end := m.end()
 	out := make([]string, g.rowH)
 	if row.group {
-		// A bar chart of the share of busy lanes, eighths of a line per step.
+		// A bar chart of the share of busy lanes, eighths of a line per step. A thick row
+		// gives its first line to the critical path where it runs on one of the lanes.
 		levels := 8 * g.rowH
+		var crit []bool
+		if g.rowH > 1 {
+			crit = m.criticalCols(row.lanes, g.cw)
+		}
 		for i := range out {
 			var rb rowBuf
 			rb.styled(m.label(g, r, cur, i == 0))
@@ -606,6 +615,8 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 					lv = max(1, int(math.Round(f*float64(levels))))
 				}
 				switch {
+				case i == 0 && crit != nil && crit[c]:
+					rb.cell(st.Bold+curP(c), critGlyph)
 				case lv > below:
 					rb.cell(p+curP(c), barGlyphs[min(8, lv-below)])
 				case f == 0 && s.bubbl[c] && i == g.rowH-1:
@@ -632,7 +643,7 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 		rb.styled(m.label(g, r, cur, i == 0))
 		for c := 0; c < g.cw; {
 			e := c + 1
-			for e < g.cw && s.kind[e] == s.kind[c] && sameSpanKey(tl, s.kind[c], s.idx[c], s.idx[e]) {
+			for e < g.cw && s.kind[e] == s.kind[c] && sameSpanKey(tl, s.kind[c], s.idx[c], s.idx[e]) && m.critical(s.idx[c]) == m.critical(s.idx[e]) {
 				e++
 			}
 			m.segment(&rb, s, c, e, i == 0, curP)
@@ -643,7 +654,8 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 	return out
 }
 
-// segment draws columns [c, e) that show the same thing; labels go on the first line.
+// segment draws columns [c, e) that show the same thing; labels and the critical path go
+// on the first line.
 func (m *timeline) segment(rb *rowBuf, s *scratch, c, e int, first bool, curP func(int) paint) {
 	st := m.c.Styles
 	tl := &m.snap.Timeline
@@ -655,6 +667,11 @@ func (m *timeline) segment(rb *rowBuf, s *scratch, c, e int, first bool, curP fu
 		fill := ' '
 		if !m.c.Color {
 			p, fill = "", sbGlyphs[sb]
+		}
+		// The critical path marks the first line of a row: the lines below keep the
+		// sub-batch fill.
+		if first && m.critical(s.idx[c]) {
+			p, fill = p+st.Bold, critGlyph
 		}
 		if m.layer >= 0 && sp.Layer != m.layer {
 			p += st.Faint
@@ -820,6 +837,10 @@ func (m *timeline) legend() string {
 	}
 	rb.cell(st.Bubble, bubbleGlyph)
 	rb.str("", " bubble  ")
+	if len(m.snap.Timeline.Critical) > 0 {
+		rb.str(st.Bold, string(critGlyph))
+		rb.str("", " critical path  ")
+	}
 	if m.hasGroup() {
 		rb.str(st.Faint, "▁▄█ share of lanes busy  ")
 	}
@@ -872,6 +893,9 @@ func (m *timeline) detail() (string, string) {
 		if m.expanded {
 			hint = "x folds the lanes back into their group"
 		}
+		if c := m.criticalAt(t); c >= 0 && slices.Contains(row.lanes, tl.Spans[c].Lane) {
+			hint = "critical path here: " + spanName(&tl.Spans[c]) + " on " + tl.Lanes[tl.Spans[c].Lane].Name + " · " + hint
+		}
 		return d, hint
 	}
 	l := row.lanes[0]
@@ -879,6 +903,9 @@ func (m *timeline) detail() (string, string) {
 	if i := m.spanAt(l, t); i >= 0 {
 		sp := &tl.Spans[i]
 		d := fmt.Sprintf("%s on %s · start %s · duration %s", spanName(sp), lane, fmtTime(sp.Start), sp.Dur)
+		if m.critical(i) {
+			d += " · on the critical path"
+		}
 		var more []string
 		if sp.FLOPs > 0 {
 			more = append(more, si(sp.FLOPs)+" FLOP")
@@ -886,11 +913,15 @@ func (m *timeline) detail() (string, string) {
 		if sp.Bytes > 0 {
 			more = append(more, bytesText(sp.Bytes)+" over the memory bus")
 		}
+		if sp.By >= 0 && sp.By < len(tl.Spans) && sp.By != i {
+			by := &tl.Spans[sp.By]
+			more = append(more, "started when "+spanName(by)+" on "+tl.Lanes[by.Lane].Name+" ended")
+		}
 		return d, strings.Join(more, " · ")
 	}
 	if i := m.bubbleAt(l, t); i >= 0 {
 		b := tl.Bubbles[i]
-		return fmt.Sprintf("bubble on %s · start %s · duration %s · %s", lane, fmtTime(b.Start), b.Dur, b.Cause),
+		return fmt.Sprintf("bubble on %s · start %s · duration %s · %s", lane, fmtTime(b.Start), b.Dur, causeLabel(b.Cause)),
 			sim.BubbleText(tl, b)
 	}
 	return lane + at + ": idle", ""
