@@ -42,7 +42,8 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 		return err
 	}
 	noColor := os.Getenv("NO_COLOR") != ""
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures})
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures,
+		CompareWith: o.compareChoices(cmd), CompareLoad: o.compareLoader(cmd)})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}
