@@ -23,18 +23,33 @@ import (
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o options
-	var format, tracePath, traceSteps string
+	var format, tracePath, traceSteps, compare string
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Simulate headless and print the results",
 		Long: `Simulate a preset without the explorer and print a summary (table), the JSON result
-(json; field names are a stable contract, see the README) or one row per iteration (csv).`,
+(json; field names are a stable contract, see the README) or one row per iteration (csv).
+
+--compare A,B[,C…] runs several sides instead, each a preset or NAME+key=value+…, on
+side A's request stream (dataset, requests, arrival, lengths, request trace, seed,
+prefill, steps and warm-up, after the override flags, which apply to every side); each
+side keeps its own hardware, model, batch and KV policy. It prints one column per side
+with ratios to A (table), {"sides": [result, …]} (json) or one row per side (csv).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
 			case "table", "json", "csv":
 			default:
 				return usagef("--format %q: want table, json or csv", format)
+			}
+			if compare != "" {
+				if cmd.Flags().Changed("preset") || o.config != "" {
+					return usagef("--compare names every side itself; drop --preset and --config (e.g. pimtui run --compare neupims,npu-only)")
+				}
+				if tracePath != "" || cmd.Flags().Changed("trace-steps") {
+					return usagef("--trace writes one run's timeline; it does not mix with --compare")
+				}
+				return runCompare(cmd, &o, compare, format, stdout, stderr)
 			}
 			from, to, err := parseRange(traceSteps)
 			if err != nil {
@@ -56,6 +71,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&format, "format", "table", "output: table, json or csv (one row per iteration)")
 	c.Flags().StringVar(&tracePath, "trace", "", "write the timeline as Chrome/Perfetto trace-event JSON to this file")
 	c.Flags().StringVar(&traceSteps, "trace-steps", "1-50", "iterations FROM-TO to put in the trace")
+	c.Flags().StringVar(&compare, "compare", "", "run sides A,B[,C…] (NAME or NAME+key=value+…) on side A's requests and compare them")
 	return c
 }
 

@@ -46,7 +46,8 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures, LessonOptions: lessonOptions(sets)})
+	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures,
+		LessonOptions: lessonOptions(sets), CompareWith: o.compareChoices(cmd), CompareLoad: o.compareLoader(cmd)})
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}

@@ -71,23 +71,32 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 			return nil, sim.Config{}, usageError{fmt.Errorf("--set %w", err)}
 		}
 	}
-	var trace []sim.TraceRequest
-	if o.requestTrace != "" {
-		fh, err := os.Open(o.requestTrace)
-		if err != nil {
-			return nil, sim.Config{}, usagef("cannot read request trace: %v", err)
-		}
-		trace, err = sim.ReadTrace(fh)
-		fh.Close()
-		if err != nil {
-			return nil, sim.Config{}, usagef("%s:%v", o.requestTrace, err)
-		}
+	trace, err := o.trace()
+	if err != nil {
+		return nil, sim.Config{}, err
 	}
 	cfg, err := presets.Build(f, trace)
 	if err != nil {
 		return nil, sim.Config{}, usageError{err}
 	}
 	return f, cfg, nil
+}
+
+// trace reads the --request-trace file; nil without one.
+func (o *options) trace() ([]sim.TraceRequest, error) {
+	if o.requestTrace == "" {
+		return nil, nil
+	}
+	fh, err := os.Open(o.requestTrace)
+	if err != nil {
+		return nil, usagef("cannot read request trace: %v", err)
+	}
+	defer fh.Close()
+	trace, err := sim.ReadTrace(fh)
+	if err != nil {
+		return nil, usagef("%s:%v", o.requestTrace, err)
+	}
+	return trace, nil
 }
 
 // overrideKeys maps each override flag to the preset key it sets (--arrival sets two:

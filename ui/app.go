@@ -41,6 +41,10 @@ type Options struct {
 	Figures func(name string) ([]Figure, error)
 	// LessonOptions offers the lessons (t) and may open the explorer on one.
 	LessonOptions
+	// CompareWith lists what the compare chooser (c) offers beside the running preset;
+	// CompareLoad builds both sides, B serving A's request stream. Nil: no chooser.
+	CompareWith func(preset string) []CompareChoice
+	CompareLoad func(a, b string) (Side, Side, error)
 }
 
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
@@ -77,6 +81,8 @@ type Model struct {
 	helpTop int
 	picker  *picker
 	fz      forensics
+	chooser *picker  // what to compare the running preset with
+	compare *Compare // the compare view, shown instead of the explorer while open
 
 	lesson    *lessonState // the lesson being followed, nil outside lessons
 	lessonH   int          // lines its panel takes in the current layout
@@ -237,6 +243,11 @@ func (m *Model) tooSmall() bool { return m.c.Width < MinWidth || m.c.Height < Mi
 // Update routes messages: results and ticks to the run loop, keys to the overlays, the
 // global bindings or the focused pane, clicks to the pane under the pointer.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.compare != nil {
+		if cmd, handled := m.inCompare(msg); handled {
+			return m, cmd
+		}
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.c.Width, m.c.Height = max(0, msg.Width), max(0, msg.Height)
@@ -297,13 +308,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case figuresMsg:
 		return m, m.gotFigures(msg)
 	case closePickerMsg:
-		m.picker = nil
+		m.picker, m.chooser = nil, nil
+	case compareMsg:
+		return m, m.startCompare(msg.side)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
 	case tea.MouseWheelMsg:
-		if id, r, ok := m.paneAt(msg.X, msg.Y); ok && m.picker == nil && !m.help {
+		if id, r, ok := m.paneAt(msg.X, msg.Y); ok && m.picker == nil && m.chooser == nil && !m.help {
 			var cmd tea.Cmd
 			mm := msg
 			mm.X, mm.Y = msg.X-r.x-1, msg.Y-r.y-1
@@ -374,6 +387,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.picker, cmd = m.picker.Update(msg)
 		return tea.Batch(cmd, m.wantFigures(m.picker.selected()))
 	}
+	if m.chooser != nil {
+		var cmd tea.Cmd
+		m.chooser, cmd = m.chooser.Update(msg)
+		return cmd
+	}
 	if m.help {
 		switch {
 		case key.Matches(msg, k.Quit):
@@ -425,6 +443,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.picker.figures = m.pickerFigures
 		}
 		return m.wantFigures(m.picker.selected())
+	case key.Matches(msg, k.Compare):
+		return m.openChooser()
 	case key.Matches(msg, k.Focus):
 		m.setFocus((m.focus + 1) % numPanes)
 	case key.Matches(msg, k.FocusBack):
@@ -471,7 +491,7 @@ func (m *Model) paneAt(x, y int) (paneID, rect, bool) {
 }
 
 func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
-	if m.picker != nil || m.help || m.tooSmall() {
+	if m.picker != nil || m.chooser != nil || m.help || m.tooSmall() {
 		return nil
 	}
 	if m.lay.tabs && msg.Y == 1 {
@@ -500,6 +520,9 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 
 // View renders the whole screen from the model; it never touches the engine.
 func (m *Model) View() tea.View {
+	if m.compare != nil {
+		return m.compare.View()
+	}
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "pimtui — " + m.cfg.Preset
@@ -550,6 +573,9 @@ func (m *Model) render() string {
 	switch {
 	case m.picker != nil:
 		box := m.picker.View(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	case m.chooser != nil:
+		box := m.chooser.View(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	case m.help:
 		box := m.helpBox(w, h)

@@ -113,7 +113,7 @@ func (m *Model) openLessonPicker() bool {
 		cur = m.lesson.info.Name
 	}
 	m.picker = newPicker(m.c, items, cur)
-	m.picker.title = " Lessons "
+	m.picker.title, m.picker.verb = " Lessons ", "open"
 	m.picker.pick = func(name string) tea.Msg { return lessonPickMsg{name} }
 	m.picker.figures = m.lessonSummary
 	return true

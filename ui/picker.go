@@ -30,10 +30,9 @@ type picker struct {
 	matches []int
 	// figures, when set, are the lines shown under the list for the selected item.
 	figures func(name string, w int) []string
-	// title names the list (default " Presets "); pick, when set, makes the message
-	// enter sends (default: load the preset), so the lesson picker reuses the list.
-	title string
-	pick  func(name string) tea.Msg
+	// title names the box, verb what enter does; pick is the message enter sends.
+	title, verb string
+	pick        func(name string) tea.Msg
 }
 
 // selected is the preset under the cursor, "" when nothing matches.
@@ -45,7 +44,8 @@ func (p *picker) selected() string {
 }
 
 func newPicker(c *Common, items []PresetInfo, current string) *picker {
-	p := &picker{c: c, items: items, current: current}
+	p := &picker{c: c, items: items, current: current, title: " Presets ", verb: "load",
+		pick: func(name string) tea.Msg { return pickMsg{name} }}
 	p.refilter()
 	for i, j := range p.matches {
 		if items[j].Name == current {
@@ -79,10 +79,7 @@ func (p *picker) Update(msg tea.Msg) (*picker, tea.Cmd) {
 			return p, nil
 		}
 		name := p.items[p.matches[p.cur]].Name
-		if p.pick != nil {
-			return p, func() tea.Msg { return p.pick(name) }
-		}
-		return p, func() tea.Msg { return pickMsg{name} }
+		return p, func() tea.Msg { return p.pick(name) }
 	case "up", "ctrl+p", "shift+tab":
 		p.cur = max(0, p.cur-1)
 	case "down", "ctrl+n", "tab":
@@ -125,7 +122,7 @@ func (p *picker) View(w, h int) []string {
 	room := max(1, min(h-2-2-4-len(figs), len(p.matches)))
 	first := clamp(p.cur-room+1, 0, max(0, len(p.matches)-room))
 	if len(p.matches) == 0 {
-		body = append(body, st.Faint.render("nothing matches the filter"))
+		body = append(body, st.Faint.render("nothing matches"))
 	}
 	for i := first; i < min(len(p.matches), first+room); i++ {
 		it := p.items[p.matches[i]]
@@ -141,12 +138,8 @@ func (p *picker) View(w, h int) []string {
 		}
 	}
 	body = append(body, figs...)
-	body = append(body, "", st.Faint.render("type to filter · ↑/↓ choose · enter load · esc cancel"))
-	title := " Presets "
-	if p.title != "" {
-		title = p.title
-	}
-	box := frame(st, title, padBox(body, inner), bw, len(body)+2, true)
+	body = append(body, "", st.Faint.render("type to filter · ↑/↓ choose · enter "+p.verb+" · esc cancel"))
+	box := frame(st, p.title, padBox(body, inner), bw, len(body)+2, true)
 	return box
 }
 

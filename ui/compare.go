@@ -1,0 +1,441 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// Side is one system of a comparison: its name as the user gave it ("neupims",
+// "neupims+pim.dual_row_buffer=false") and its engine configuration.
+type Side struct {
+	Name   string
+	Config sim.Config
+}
+
+// CompareChoice is a system the compare chooser offers to set beside the running preset:
+// the preset with one switch turned over, or another preset.
+type CompareChoice struct {
+	Side        string // as `pimtui compare` takes it
+	Label       string // as the chooser lists it
+	Description string
+}
+
+// sideLetter names side i as every compare screen does: A, B.
+func sideLetter(i int) string { return string(rune('A' + i)) }
+
+// cmpSide is one side of the compare view: its engine, the snapshot shown and its own
+// timeline pane.
+type cmpSide struct {
+	Side
+	eng  *sim.Engine
+	snap *sim.Snapshot
+	tl   *timeline
+	// ended is set when the engine reports the end of its run; the other side goes on.
+	ended bool
+}
+
+// Compare is the compare view: two engines on the same request stream, stepped in
+// lockstep (one command advances both, off the UI goroutine, one in flight), side by
+// side with a strip of their differences per step.
+type Compare struct {
+	c     *Common
+	sides [2]*cmpSide
+	focus int // the side whose timeline gets the pane keys
+	// step is the lockstep count: the step both sides show, or the step of the side still
+	// running when the other has ended.
+	step     int
+	seq      int
+	busy     bool
+	pending  int // moves asked for while busy: positive forward, negative back
+	playing  bool
+	speed    int
+	err      error
+	embedded bool // opened from the explorer: esc goes back to it
+
+	groups []string               // lane groups both sides report, for the strip
+	hist   [histCap]compareSample // the strip's ratios of the recent steps
+
+	status    string
+	statusBad bool
+	statusSeq int
+
+	help    bool
+	helpTop int
+	footer  help.Model
+	keyLine string
+
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+}
+
+// closeCompareMsg returns from the compare view to the explorer.
+type closeCompareMsg struct{}
+
+// compareStepMsg is the result of one lockstep move: each side that moved and what it
+// returned.
+type compareStepMsg struct {
+	seq   int
+	back  bool
+	moved [2]bool
+	snaps [2]*sim.Snapshot
+	errs  [2]error
+	// start is set when stepping back reached the start of a side's kept history; then
+	// neither side moved.
+	start bool
+}
+
+type compareTickMsg struct{ seq int }
+
+type compareStatusMsg struct{ seq int }
+
+// NewCompare returns a compare view of two sides over fresh engines. The caller gives
+// both the same request stream; the first step of both is taken by Init.
+func NewCompare(a, b Side, opts Options) (*Compare, error) {
+	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
+	c.Styles = newStyles(c.Color, c.Dark)
+	return newCompare(a, b, c, false)
+}
+
+// newCompare builds the view on a Common of its own, or the explorer's when embedded.
+func newCompare(a, b Side, c *Common, embedded bool) (*Compare, error) {
+	m := &Compare{c: c, speed: defaultSpeed, embedded: embedded, footer: help.New(), after: tea.Tick}
+	m.footer.ShortSeparator = " · "
+	if err := m.build([2]Side{a, b}); err != nil {
+		return nil, err
+	}
+	m.relayout()
+	return m, nil
+}
+
+// build makes fresh engines and panes for both sides.
+func (m *Compare) build(sides [2]Side) error {
+	var next [2]*cmpSide
+	for i, s := range sides {
+		cfg := s.Config
+		cfg.HistoryCap = historyCap
+		cfg.Recycle = false
+		e, err := sim.New(cfg)
+		if err != nil {
+			return fmt.Errorf("side %s (%s): %w", sideLetter(i), s.Name, err)
+		}
+		next[i] = &cmpSide{Side: s, eng: e, tl: newTimeline(m.c)}
+	}
+	m.sides = next
+	m.groups = m.groups[:0]
+	for _, g := range next[0].eng.UtilKeys() {
+		for _, h := range next[1].eng.UtilKeys() {
+			if g == h {
+				m.groups = append(m.groups, g)
+			}
+		}
+	}
+	m.hist = [histCap]compareSample{}
+	m.step, m.playing, m.pending, m.err = 0, false, 0, nil
+	return nil
+}
+
+// Init takes the first step of both sides.
+func (m *Compare) Init() tea.Cmd {
+	cmd := m.request(false)
+	if m.embedded {
+		return cmd
+	}
+	return tea.Batch(cmd, tea.RequestBackgroundColor)
+}
+
+// movers says which sides a move touches. Forward: every side still running that shows
+// the lockstep step. Back: every side that shows it, so a side that ended early waits
+// until the other comes back to its last step.
+func (m *Compare) movers(back bool) [2]bool {
+	var mv [2]bool
+	for i, s := range m.sides {
+		if back {
+			mv[i] = m.step > 1 && s.snap != nil && s.snap.Step == m.step
+		} else {
+			mv[i] = !s.ended && (s.snap == nil || s.snap.Step == m.step)
+		}
+	}
+	return mv
+}
+
+// request asks for a lockstep move, or queues it while one is in flight.
+func (m *Compare) request(back bool) tea.Cmd {
+	if m.busy {
+		if back {
+			m.pending--
+		} else {
+			m.pending++
+		}
+		return nil
+	}
+	mv := m.movers(back)
+	if !mv[0] && !mv[1] {
+		m.pending, m.playing = 0, false
+		if back {
+			return m.setStatus("this is the first step", false)
+		}
+		return m.setStatus(m.finishedText()+"; r restarts", false)
+	}
+	m.busy = true
+	m.seq++
+	return compareStepCmd([2]*sim.Engine{m.sides[0].eng, m.sides[1].eng}, mv, m.seq, back)
+}
+
+// compareStepCmd moves the engines that mv names, in goroutines of Bubble Tea's, not the
+// UI's. Forward, the two engines step at once: they share nothing. Back, if one side's
+// kept history ends, the other's step back is replayed forward, so the two stay in
+// lockstep.
+func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool) tea.Cmd {
+	return func() tea.Msg {
+		msg := compareStepMsg{seq: seq, back: back, moved: mv}
+		if back {
+			short := false
+			for i, e := range engs {
+				if mv[i] {
+					msg.snaps[i] = e.Back()
+					short = short || msg.snaps[i] == nil
+				}
+			}
+			if short {
+				for i, e := range engs {
+					if mv[i] && msg.snaps[i] != nil {
+						e.Step()
+					}
+				}
+				msg.snaps, msg.start = [2]*sim.Snapshot{}, true
+			}
+			return msg
+		}
+		var wg sync.WaitGroup
+		for i, e := range engs {
+			if mv[i] {
+				wg.Go(func() { msg.snaps[i], msg.errs[i] = e.Step() })
+			}
+		}
+		wg.Wait()
+		return msg
+	}
+}
+
+func (m *Compare) tick() tea.Cmd {
+	seq := m.seq
+	d := time.Duration(float64(time.Second) / speeds[m.speed])
+	return m.after(d, func(time.Time) tea.Msg { return compareTickMsg{seq: seq} })
+}
+
+func (m *Compare) setStatus(s string, bad bool) tea.Cmd {
+	m.status, m.statusBad = s, bad
+	m.statusSeq++
+	seq := m.statusSeq
+	return m.after(8*time.Second, func(time.Time) tea.Msg { return compareStatusMsg{seq} })
+}
+
+// restart rebuilds both engines from the same configurations. A move still running on
+// the old engines finishes there and is dropped by its stale sequence number.
+func (m *Compare) restart() tea.Cmd {
+	if err := m.build([2]Side{m.sides[0].Side, m.sides[1].Side}); err != nil {
+		return m.setStatus(err.Error(), true)
+	}
+	m.busy = false
+	m.relayout()
+	return m.request(false)
+}
+
+// stepped takes a move's result: it shows the snapshots, says when a side has ended,
+// runs queued moves and keeps autoplay going.
+func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
+	if msg.seq != m.seq {
+		return nil
+	}
+	m.busy = false
+	var status tea.Cmd
+	switch {
+	case msg.start:
+		m.pending = 0
+		status = m.setStatus(fmt.Sprintf("start of the kept history: the compare view keeps the last %d steps of each side", historyCap), false)
+	case msg.back:
+		for i, s := range m.sides {
+			if msg.moved[i] && msg.snaps[i] != nil {
+				s.snap, s.ended = msg.snaps[i], false
+				s.tl.SetSnapshot(s.snap)
+			}
+		}
+		m.step--
+	default:
+		advanced, ended := false, false
+		for i, s := range m.sides {
+			if !msg.moved[i] {
+				continue
+			}
+			switch err := msg.errs[i]; {
+			case errors.Is(err, sim.ErrDone):
+				s.ended, ended = true, true
+			case err != nil:
+				s.ended = true
+				m.err, m.playing, m.pending = fmt.Errorf("side %s (%s): %w", sideLetter(i), s.Name, err), false, 0
+				status = m.setStatus("the run stopped: "+m.err.Error(), true)
+			default:
+				s.snap = msg.snaps[i]
+				s.tl.SetSnapshot(s.snap)
+				advanced = true
+			}
+		}
+		if advanced {
+			m.step++
+			m.record()
+		}
+		if m.sides[0].ended && m.sides[1].ended {
+			m.playing, m.pending = false, 0
+		}
+		if ended && m.err == nil {
+			status = m.setStatus(m.finishedText(), false)
+		}
+	}
+	if m.pending != 0 && m.err == nil {
+		back := m.pending < 0
+		if back {
+			m.pending++
+		} else {
+			m.pending--
+		}
+		return tea.Batch(status, m.request(back))
+	}
+	if m.playing {
+		return tea.Batch(status, m.tick())
+	}
+	return status
+}
+
+// finishedText says which sides have ended and after how many steps.
+func (m *Compare) finishedText() string {
+	a, b := m.sides[0], m.sides[1]
+	last := func(s *cmpSide) int {
+		if s.snap == nil {
+			return 0
+		}
+		return s.snap.Step
+	}
+	switch {
+	case a.ended && b.ended:
+		return fmt.Sprintf("both runs finished: A after %d steps, B after %d", last(a), last(b))
+	case a.ended:
+		return fmt.Sprintf("A finished after %d steps; B goes on", last(a))
+	case b.ended:
+		return fmt.Sprintf("B finished after %d steps; A goes on", last(b))
+	}
+	return "the run stopped"
+}
+
+// Update routes messages: results and ticks to the lockstep loop, keys to the help
+// overlay, the global bindings or the focused side's timeline.
+func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.Width, m.c.Height = max(0, msg.Width), max(0, msg.Height)
+		m.relayout()
+	case tea.BackgroundColorMsg:
+		m.c.Dark = msg.IsDark()
+		m.c.Styles = newStyles(m.c.Color, m.c.Dark)
+		m.relayout()
+	case compareStepMsg:
+		return m, m.stepped(msg)
+	case compareTickMsg:
+		if m.playing && msg.seq == m.seq {
+			return m, m.request(false)
+		}
+	case compareStatusMsg:
+		if msg.seq == m.statusSeq {
+			m.status = ""
+		}
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.Keys
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.help {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return tea.Quit
+		case key.Matches(msg, k.Down):
+			m.helpTop++
+		case key.Matches(msg, k.Up):
+			m.helpTop = max(0, m.helpTop-1)
+		case msg.String() == "pgdown" || msg.String() == "space":
+			m.helpTop += 10
+		case msg.String() == "pgup":
+			m.helpTop = max(0, m.helpTop-10)
+		default:
+			m.help = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Close):
+		if m.embedded {
+			m.playing = false
+			return func() tea.Msg { return closeCompareMsg{} }
+		}
+	case key.Matches(msg, k.Help):
+		m.help, m.helpTop = true, 0
+	case key.Matches(msg, k.Play):
+		m.playing = !m.playing
+		if m.playing && !m.busy {
+			return m.request(false)
+		}
+	case key.Matches(msg, k.Step):
+		m.playing = false
+		return m.request(false)
+	case key.Matches(msg, k.Back):
+		m.playing = false
+		return m.request(true)
+	case key.Matches(msg, k.Faster):
+		m.speed = min(len(speeds)-1, m.speed+1)
+	case key.Matches(msg, k.Slower):
+		m.speed = max(0, m.speed-1)
+	case key.Matches(msg, k.Reset):
+		return m.restart()
+	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):
+		m.focus = 1 - m.focus
+		m.relayout()
+	default:
+		var cmd tea.Cmd
+		s := m.sides[m.focus]
+		_, cmd = s.tl.Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+// View renders the whole screen from the model; it never touches the engines.
+func (m *Compare) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
+	return v
+}
+
+// shortHelp is the footer's bindings: the explorer's keys, described for two sides.
+func (m *Compare) shortHelp() []key.Binding {
+	k := m.c.Keys
+	out := []key.Binding{k.Help, k.Quit, k.Play, k.Step, k.Back,
+		key.NewBinding(key.WithKeys(k.Focus.Keys()...), key.WithHelp("tab", "other side's timeline")), k.Reset}
+	if m.embedded {
+		out = append(out, key.NewBinding(key.WithKeys(k.Close.Keys()...), key.WithHelp("esc", "back to the explorer")))
+	}
+	return out
+}

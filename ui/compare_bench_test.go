@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/pimtui/pimtui/presets"
+)
+
+// BenchmarkCompareStepRender is one lockstep move as a user sees it: both engines step,
+// both timelines take their snapshots, the strip its ratios, and a full frame at 200×60.
+// The two presets of each pair have the same request stream but for the number of
+// requests, which is set here for both.
+func BenchmarkCompareStepRender(b *testing.B) {
+	for _, p := range [][2]string{{"neupims", "npu-only"}, {"neupims", "neupims+pim.dual_row_buffer=false"}, {"lolpim", "aimx"}} {
+		b.Run(p[0]+"-vs-"+p[1], func(b *testing.B) {
+			var sides [2]Side
+			for i, spec := range p {
+				name, kv, _ := strings.Cut(spec, "+")
+				f, err := presets.Get(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if kv != "" {
+					if err := f.Set(kv); err != nil {
+						b.Fatal(err)
+					}
+				}
+				f.Workload.Requests = 1000000
+				cfg, err := presets.Build(f, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sides[i] = Side{spec, cfg}
+			}
+			m, err := NewCompare(sides[0], sides[1], Options{Color: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+			m.Update(m.request(false)())
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Update(m.request(false)())
+				_ = m.View()
+			}
+		})
+	}
+}

@@ -1,0 +1,326 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// compareLayout places the compare view's frames: the two sides (a zero width hides
+// one) and the difference strip.
+type compareLayout struct {
+	side  [2]rect
+	strip rect
+	stack bool // sides one above the other
+}
+
+// The sides stand next to each other from this width; below it they stack, and below
+// sideMinRows rows each only the focused side shows.
+const (
+	compareSideBySide = 120
+	sideMinRows       = 8
+)
+
+// computeCompareLayout splits a w×h screen (header and footer included) whose strip
+// wants stripWant lines inside its frame.
+func computeCompareLayout(w, h, focus, stripWant int) compareLayout {
+	body := h - 2
+	var l compareLayout
+	if w >= compareSideBySide {
+		sh := clamp(stripWant+2, 4, max(4, body/2))
+		ph := body - sh
+		l.side = [2]rect{{0, 1, w / 2, ph}, {w / 2, 1, w - w/2, ph}}
+		l.strip = rect{0, 1 + ph, w, sh}
+		return l
+	}
+	l.stack = true
+	sh := clamp(stripWant+2, 4, max(4, body/3))
+	avail := body - sh
+	if avail >= 2*sideMinRows {
+		l.side = [2]rect{{0, 1, w, avail / 2}, {0, 1 + avail/2, w, avail - avail/2}}
+	} else {
+		l.side[focus] = rect{0, 1, w, avail}
+	}
+	l.strip = rect{0, 1 + avail, w, sh}
+	return l
+}
+
+// sideFigureLines is how many lines of figures a side shows under its timeline in a
+// frame of inner height h.
+func sideFigureLines(h int) int {
+	switch {
+	case h >= 10:
+		return 2
+	case h >= 6:
+		return 1
+	}
+	return 0
+}
+
+// relayout gives each side's timeline its size and redraws the footer's keys.
+func (m *Compare) relayout() {
+	l := computeCompareLayout(m.c.Width, m.c.Height, m.focus, m.stripWant())
+	for i, s := range m.sides {
+		r := l.side[i]
+		if r.w == 0 {
+			r = l.side[1-i]
+		}
+		ih := max(0, r.h-2)
+		s.tl.SetSize(max(0, r.w-2), ih-sideFigureLines(ih))
+	}
+	m.footer.Styles = m.c.Styles.Help
+	m.footer.SetWidth(m.c.Width)
+	m.keyLine = m.footer.ShortHelpView(append(m.shortHelp(), m.sides[m.focus].tl.ShortHelp()...))
+}
+
+func (m *Compare) tooSmall() bool { return m.c.Width < MinWidth || m.c.Height < MinHeight }
+
+func (m *Compare) render() string {
+	w, h := m.c.Width, m.c.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if m.tooSmall() {
+		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
+		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
+		return strings.Join(fitLines(lines, w, h), "\n")
+	}
+	l := computeCompareLayout(w, h, m.focus, m.stripWant())
+	lines := make([]string, 0, h)
+	lines = append(lines, m.header(w))
+	var frames [2][]string
+	for i := range m.sides {
+		if r := l.side[i]; r.w > 0 {
+			frames[i] = m.sidePane(i, r.w, r.h)
+		}
+	}
+	if l.stack {
+		lines = append(lines, frames[0]...)
+		lines = append(lines, frames[1]...)
+	} else {
+		for y := range frames[0] {
+			lines = append(lines, frames[0][y]+frames[1][y])
+		}
+	}
+	sr := l.strip
+	title := fmt.Sprintf("Difference · B vs A · step %d", m.step)
+	if m.sides[0].ended || m.sides[1].ended {
+		title = fmt.Sprintf("Difference · step %d · %s", m.step, m.finishedText())
+	}
+	lines = append(lines, frame(m.c.Styles, title, m.strip(sr.w-2, sr.h-2), sr.w, sr.h, false)...)
+	lines = append(lines, m.footerLine(w))
+	lines = fitLines(lines, w, h)
+	if m.help {
+		box := m.helpBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// modelText is a configuration's model and how it is split: "GPT3-7B tp4".
+func modelText(c sim.Config) string {
+	s := c.Model.Display
+	if c.TP > 1 || c.PP > 1 {
+		s += fmt.Sprintf(" tp%d", max(1, c.TP))
+		if c.PP > 1 {
+			s += fmt.Sprintf(" pp%d", c.PP)
+		}
+	}
+	return s
+}
+
+// streamText describes a request stream: dataset (or fixed lengths, or a trace),
+// requests, arrivals and seed.
+func streamText(c sim.Config) string {
+	w := c.Workload
+	ds := w.Dataset.Display
+	if ds == "" {
+		ds = w.Dataset.Name
+	}
+	switch {
+	case w.Trace != nil:
+		ds = "request trace"
+	case w.InputLen > 0 || w.OutputLen > 0:
+		ds = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
+	}
+	n, arr := w.Requests, "closed"
+	switch {
+	case w.Trace != nil:
+		n, arr = min(n, len(w.Trace)), "arrivals from the trace"
+	case w.Arrival == sim.ArrivalPoisson:
+		arr = fmt.Sprintf("Poisson %g/s", w.Rate)
+	}
+	return fmt.Sprintf("%s · %s requests · %s · seed %d", ds, thousands(n), arr, w.Seed)
+}
+
+// header names both sides and the request stream they share on the left, the lockstep
+// step and play state on the right; narrow screens drop the left-hand details first.
+func (m *Compare) header(w int) string {
+	st := m.c.Styles
+	state := "paused"
+	switch {
+	case m.playing:
+		state = fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[m.speed]))
+	case m.sides[0].ended && m.sides[1].ended:
+		state = "finished"
+	}
+	rights := []string{fmt.Sprintf("step %d · %s", m.step, state), fmt.Sprintf("step %d", m.step)}
+	a, b := m.sides[0], m.sides[1]
+	names := "A " + a.Name + " vs B " + b.Name
+	lefts := [][]string{
+		{names, "same requests (A's): " + streamText(a.Config)},
+		{names, "same requests (A's)"},
+		{names},
+		{"A vs B"},
+	}
+	for _, r := range rights {
+		for _, l := range lefts {
+			left := st.Title.render("pimtui compare")
+			for _, x := range l {
+				left += " · " + x
+			}
+			if gap := w - ansi.StringWidth(left) - ansi.StringWidth(r); gap >= 2 {
+				return left + strings.Repeat(" ", gap) + r
+			}
+		}
+	}
+	return truncate(rights[len(rights)-1]+" · "+names, w)
+}
+
+// sidePane draws side i in a w×h frame: its name, system and model in the title, its
+// timeline, and its figures under it. The focused side has the heavy frame.
+func (m *Compare) sidePane(i, w, h int) []string {
+	s := m.sides[i]
+	name := sideLetter(i) + " " + s.Name
+	l := computeCompareLayout(m.c.Width, m.c.Height, m.focus, m.stripWant())
+	if l.stack && l.side[1-i].w == 0 {
+		name = sideLetter(i) + " (tab: " + sideLetter(1-i) + ") " + s.Name
+	}
+	// The title gives way from the right: zoom and layer, then the system, the model.
+	tl := strings.TrimPrefix(s.tl.Title(), "2 Timeline")
+	it, _, _ := strings.Cut(strings.TrimPrefix(tl, " · "), " · ")
+	if tl != "" {
+		it = " · " + it
+	}
+	sys := systemName(s.Config)
+	if sys != "" {
+		sys = " · " + sys
+	}
+	mdl := " · " + modelText(s.Config)
+	title := name
+	for _, t := range []string{name + sys + mdl + tl, name + sys + mdl + it, name + mdl + it, name + it} {
+		if width(t) <= w-4 {
+			title = t
+			break
+		}
+	}
+	ih := max(0, h-2)
+	body := strings.Split(s.tl.View(), "\n")
+	if s.tl.h == 0 {
+		body = nil
+	}
+	if n := sideFigureLines(ih); n > 0 {
+		body = append(body, m.sideFigures(i, w-2)[:n]...)
+	}
+	if m.err != nil && i == m.focus {
+		body = append([]string{m.c.Styles.Bad.render(truncate("error: "+m.err.Error(), w-2))}, body...)
+	}
+	return frame(m.c.Styles, title, body, w, h, i == m.focus)
+}
+
+// sideFigures are a side's two lines of figures: this step's time and throughput, then
+// batch, queue, progress and utilisation per lane group.
+func (m *Compare) sideFigures(i, w int) []string {
+	st := m.c.Styles
+	s := m.sides[i].snap
+	if s == nil {
+		return []string{"waiting for the first step…", ""}
+	}
+	mt := &s.Metrics
+	first := fmt.Sprintf("step %d · iteration %s · %s tok/s (run %s)", s.Step, fmtTime(s.IterTime), si(mt.StepTokPerSec), si(mt.Throughput))
+	if s.Step != m.step {
+		first = fmt.Sprintf("finished after %d steps · run %s tok/s", s.Step, si(mt.Throughput))
+	}
+	parts := []string{fmt.Sprintf("batch %d · queue %d · done %s/%s", s.Batch, s.Queue, thousands(s.Done), thousands(s.Total))}
+	for _, k := range sortedKeys(mt.Util) {
+		parts = append(parts, k+" "+pct(mt.Util[k]))
+	}
+	p := paint("")
+	if s.Step != m.step {
+		p = st.Faint
+	}
+	return []string{p.render(truncate(first, w)), p.render(truncate(strings.Join(parts, " · "), w))}
+}
+
+// footerLine is the short help, after the status message when there is one.
+func (m *Compare) footerLine(w int) string {
+	st := m.c.Styles
+	var rb rowBuf
+	if m.status != "" {
+		p := st.Accent
+		if m.statusBad {
+			p = st.Bad
+		}
+		rb.str(p, truncate(m.status, w))
+		rb.spaces(3)
+	}
+	if rest := w - rb.w; rest > 10 {
+		rb.styled(truncate(m.keyLine, rest))
+	}
+	return rb.line(w)
+}
+
+// compareGuide explains the compare screen; the help overlay shows it under the keys.
+var compareGuide = []string{
+	"Both sides serve the same requests: side A's request stream (dataset, requests, arrivals, lengths, request trace, seed, prefill, steps and warm-up) after the command line's overrides. Each side keeps its own hardware, model, batch and KV policy; when the models differ the strip says so.",
+	"One step advances both sides by one decode iteration, and stepping back goes back on both. When one side has served every request it stops at its last step and the other goes on; the strip says which ended when.",
+	"Each side shows its timeline (the explorer's timeline: spans by sub-batch, ░ bubbles, group rows ▁ to █) and its figures. tab gives the other side's timeline the pane keys.",
+	"The strip compares the step shown: A, B, the difference B−A (percentage points for utilisation) and the ratio B/A, with a bar per recent step of that ratio, scaled from its least to its greatest value (the range follows). A ratio better for B than for A is green, a worse one red; the number says it without colour. – marks a figure a side does not have at this step.",
+}
+
+// helpBox draws the help overlay for a screen of w×h, scrolled by m.helpTop.
+func (m *Compare) helpBox(w, h int) []string {
+	st := m.c.Styles
+	bw := min(w, 100)
+	inner := bw - 4
+	var lines []string
+	section := func(title string) {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, st.Title.render(title))
+	}
+	section("Keys")
+	k := m.c.Keys
+	var parts []string
+	for _, b := range append(m.shortHelp(), k.Faster, k.Slower) {
+		if hb := b.Help(); hb.Key != "" {
+			parts = append(parts, st.Bold.render(hb.Key)+" "+hb.Desc)
+		}
+	}
+	lines = append(lines, wrap(strings.Join(parts, " · "), inner)...)
+	section("Keys of the focused side's timeline")
+	for _, g := range m.sides[m.focus].tl.FullHelp() {
+		parts = parts[:0]
+		for _, b := range g {
+			if hb := b.Help(); hb.Key != "" {
+				parts = append(parts, st.Bold.render(hb.Key)+" "+hb.Desc)
+			}
+		}
+		lines = append(lines, wrap(strings.Join(parts, " · "), inner)...)
+	}
+	section("Reading the compare screen")
+	for _, g := range compareGuide {
+		lines = append(lines, wrap(g, inner)...)
+	}
+	room := max(1, h-2)
+	top := clamp(m.helpTop, 0, max(0, len(lines)-room+1))
+	body := lines[top:]
+	if len(body) > room {
+		body = append(body[:room-1:room-1], st.Faint.render("… j/k scroll · esc or ? close"))
+	}
+	return frame(st, " Help ", padBox(body, inner), bw, min(h, len(body)+2), true)
+}
