@@ -84,9 +84,9 @@ type Model struct {
 	chooser *picker  // what to compare the running preset with
 	compare *Compare // the compare view, shown instead of the explorer while open
 
-	lesson    *lessonState // the lesson being followed, nil outside lessons
-	lessonH   int          // lines its panel takes in the current layout
-	lessonSeq int          // the latest step load asked for
+	lesson  *lessonState // the lesson being followed, nil outside lessons
+	lessonH int          // lines its panel takes in the current layout
+	loadSeq int          // the latest engine load asked for (preset, reset or lesson step)
 
 	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
 	// preset being measured and figNext the one asked for meanwhile.
@@ -183,17 +183,48 @@ func (m *Model) request(back bool) tea.Cmd {
 	return stepCmd(m.eng, m.seq, back)
 }
 
-// restart replaces the engine: a reset, or with fresh panes a new preset. A step still
-// running on the old engine finishes there and its result is dropped by its stale
-// sequence number. If cfg cannot build an engine, nothing changes.
+// restart replaces the engine: a reset, or with fresh panes a new preset. The engine is
+// built off the UI goroutine (a Hermes engine tracks millions of neurons and takes a
+// while to build) and adopted when loadedMsg arrives; until then the old run stays on
+// screen. A step still running on the old engine finishes there and its result is
+// dropped by its stale sequence number. If cfg cannot build an engine, nothing changes.
 func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
-	cfg.HistoryCap = historyCap
-	cfg.Recycle = false
-	e, err := sim.New(cfg)
-	if err != nil {
-		return m.setStatus(fmt.Sprintf("%s: %v", cfg.Preset, err), true)
+	m.loadSeq++
+	seq := m.loadSeq
+	return func() tea.Msg {
+		cfg.HistoryCap = historyCap
+		cfg.Recycle = false
+		e, err := sim.New(cfg)
+		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
 	}
-	return m.adopt(e, cfg, fresh)
+}
+
+// loadedMsg carries an engine restart built, tagged with the load's sequence number so
+// that only the latest load (of a preset, a reset or a lesson step) is adopted.
+type loadedMsg struct {
+	seq   int
+	fresh bool
+	cfg   sim.Config
+	eng   *sim.Engine
+	err   error
+}
+
+// loaded adopts a built engine; a new preset also leaves any lesson and fetches the
+// preset's figures.
+func (m *Model) loaded(msg loadedMsg) tea.Cmd {
+	if msg.seq != m.loadSeq {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setStatus(fmt.Sprintf("%s: %v", msg.cfg.Preset, msg.err), true)
+	}
+	cmd := m.adopt(msg.eng, msg.cfg, msg.fresh)
+	if !msg.fresh {
+		return cmd
+	}
+	m.lesson = nil
+	m.relayout()
+	return tea.Batch(cmd, m.setStatus("loaded preset "+msg.cfg.Preset, false), m.wantFigures(msg.cfg.Preset))
 }
 
 // adopt makes e, built from cfg, the explorer's engine and takes its first step.
@@ -297,14 +328,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if err != nil {
 			return m, m.setStatus(msg.name+": "+err.Error(), true)
 		}
-		old := m.eng
-		cmd := m.restart(cfg, true)
-		if m.eng == old {
-			return m, cmd
-		}
-		m.lesson = nil
-		m.relayout()
-		return m, tea.Batch(cmd, m.setStatus("loaded preset "+cfg.Preset, false), m.wantFigures(cfg.Preset))
+		return m, m.restart(cfg, true)
+	case loadedMsg:
+		return m, m.loaded(msg)
 	case figuresMsg:
 		return m, m.gotFigures(msg)
 	case closePickerMsg:

@@ -625,3 +625,27 @@ func TestPresetLoadFailureKeepsRun(t *testing.T) {
 		t.Fatalf("the run is gone from the screen:\n%s", s)
 	}
 }
+
+// Engines load off the UI goroutine; when two loads overlap, only the one asked for last
+// is adopted, whichever finishes first.
+func TestOnlyLatestLoadAdopted(t *testing.T) {
+	d := newDriver(t, "neupims", 120, 40)
+	first, err := smallConfig("gpu-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := smallConfig("npu-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := d.m.restart(first, true), d.m.restart(second, true)
+	d.send(b())
+	if d.m.cfg.Preset != "npu-only" || d.m.snap == nil || d.m.snap.Step != 1 {
+		t.Fatalf("after the latest load: preset %q, snapshot %v", d.m.cfg.Preset, d.m.snap)
+	}
+	d.keys("n")
+	d.send(a())
+	if d.m.cfg.Preset != "npu-only" || d.m.snap.Step != 2 {
+		t.Fatalf("a stale load replaced the run: preset %q at step %d", d.m.cfg.Preset, d.m.snap.Step)
+	}
+}

@@ -194,8 +194,8 @@ func (m *Model) enterStep(l LessonInfo, i int) tea.Cmd {
 	if m.opts.LessonStep == nil {
 		return m.setStatus("lessons are not available here", true)
 	}
-	m.lessonSeq++
-	seq := m.lessonSeq
+	m.loadSeq++
+	seq := m.loadSeq
 	load := m.opts.LessonStep
 	return tea.Batch(m.setStatus(fmt.Sprintf("loading %s step %d/%d…", l.Name, i+1, len(l.Steps)), false), func() tea.Msg {
 		cfg, err := load(l.Name, i)
@@ -213,7 +213,7 @@ func (m *Model) enterStep(l LessonInfo, i int) tea.Cmd {
 // goroutine, and its pane in focus. A step that could not load leaves the lesson where
 // it was, with the reason.
 func (m *Model) stepLoaded(msg lessonLoadedMsg) tea.Cmd {
-	if msg.seq != m.lessonSeq {
+	if msg.seq != m.loadSeq {
 		return nil
 	}
 	if msg.err != nil {
