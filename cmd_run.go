@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,13 +97,15 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 				os.Remove(tmp.Name())
 			}
 		}()
+		// CreateTemp makes the file private; a trace is an ordinary document.
+		if err = tmp.Chmod(0o644); err != nil {
+			return fmt.Errorf("writing the trace: %w", err)
+		}
 		tw = sim.NewTraceWriter(tmp, "pimtui "+e.Config().Preset)
 	}
-	var cw *csv.Writer
-	var utilKeys, bubbleKeys []string
+	var cw *sim.IterationCSV
 	if format == "csv" {
-		cw = csv.NewWriter(stdout)
-		utilKeys = e.UtilKeys()
+		cw = sim.NewIterationCSV(stdout, e.UtilKeys())
 	}
 	start := time.Now()
 	shown := start
@@ -132,29 +133,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 			tw.Add(s)
 		}
 		if cw != nil {
-			if bubbleKeys == nil {
-				for k := range s.Metrics.Bubble {
-					bubbleKeys = append(bubbleKeys, k)
-				}
-				sort.Strings(bubbleKeys)
-				head := []string{"step", "time_s", "iteration_ms", "batch", "prefills", "queue", "tokens", "tok_per_s", "kv_utilization", "load_imbalance"}
-				for _, k := range utilKeys {
-					head = append(head, "util_"+k)
-				}
-				for _, k := range bubbleKeys {
-					head = append(head, "bubble_"+k)
-				}
-				cw.Write(head)
-			}
-			row := []string{strconv.Itoa(s.Step), ff(s.Now.Seconds()), ff(s.IterTime.Milliseconds()), strconv.Itoa(s.Batch), strconv.Itoa(s.Prefills),
-				strconv.Itoa(s.Queue), strconv.Itoa(s.Tokens), ff(s.Metrics.StepTokPerSec), ff(s.Metrics.KVUtil), ff(s.Metrics.LoadImbalance)}
-			for _, k := range utilKeys {
-				row = append(row, ff(s.Metrics.Util[k]))
-			}
-			for _, k := range bubbleKeys {
-				row = append(row, ff(s.Metrics.Bubble[k]))
-			}
-			cw.Write(row)
+			cw.Add(s)
 		}
 	}
 	if tw != nil {
@@ -176,8 +155,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	case "csv":
-		cw.Flush()
-		return cw.Error()
+		return cw.Flush()
 	default:
 		return writeTable(stdout, r)
 	}
