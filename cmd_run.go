@@ -28,7 +28,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Simulate headless and print the results",
 		Long: `Simulate a preset without the explorer and print a summary (table), the JSON result
 (json; field names are a stable contract, see the README) or one row per iteration (csv).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
 			case "table", "json", "csv":

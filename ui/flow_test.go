@@ -151,7 +151,7 @@ func TestFlowExport(t *testing.T) {
 	waitScreen(t, p, "the export", shows("exported to"))
 	tm.Type("q")
 	m := finalModel(t, tm)
-	b, err := os.ReadFile(filepath.Join(m.opts.ExportDir, "pimtui-neupims-step2.json"))
+	b, err := os.ReadFile(filepath.Join(m.opts.ExportDir, "pimtui-neupims-steps1-2.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import "charm.land/bubbles/v2/key"
 type KeyMap struct {
 	Play, Step, Back, Faster, Slower, Reset   key.Binding
 	Presets, Focus, FocusBack, Jump, Maximise key.Binding
-	Export, Help, Quit, Close                 key.Binding
+	Export, Screen, Help, Quit, Close         key.Binding
 
 	Left, Right, Up, Down key.Binding
 	Enter                 key.Binding
@@ -38,6 +38,7 @@ func DefaultKeyMap() *KeyMap {
 		Jump:      b(k("1", "2", "3", "4", "5", "6"), h("1–6", "jump to pane")),
 		Maximise:  b(k("z"), h("z", "maximise")),
 		Export:    b(k("e"), h("e", "export trace")),
+		Screen:    b(k("s"), h("s", "save screen")),
 		Help:      b(k("?"), h("?", "help")),
 		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
 		Close:     b(k("esc"), h("esc", "back/close")),
@@ -77,7 +78,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
-		{k.Presets, k.Export, k.Help, k.Quit},
+		{k.Presets, k.Export, k.Screen, k.Help, k.Quit},
 	}
 }
 
