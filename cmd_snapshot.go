@@ -43,6 +43,7 @@ plain text (ANSI colours with --color). --size sets the frame, --focus the focus
 			var se *ui.StepsError
 			var pe *ui.PaneError
 			var ze *ui.SizeError
+			var ce *ui.ConfigError
 			switch {
 			case errors.As(err, &se):
 				return usagef("--steps %d: the run ends after %d iterations; ask for at most %d", se.Asked, se.Has, se.Has)
@@ -54,6 +55,8 @@ plain text (ANSI colours with --color). --size sets the frame, --focus the focus
 				return usagef("%s (panes: %s, or 1–6)", msg, strings.Join(ui.PaneNames(), ", "))
 			case errors.As(err, &ze):
 				return usagef("--size %s: %v", size, ze)
+			case errors.As(err, &ce):
+				return usagef("%s: %v", cfg.Preset, ce.Err)
 			case err != nil:
 				return fmt.Errorf("%s: %w", cfg.Preset, err)
 			}

@@ -49,6 +49,12 @@ func (e *SizeError) Error() string {
 	return fmt.Sprintf("%d×%d is too small; the explorer needs at least %d×%d", e.W, e.H, MinWidth, MinHeight)
 }
 
+// ConfigError is a configuration the engine cannot be built from.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // StepsError is a step the run never reaches.
 type StepsError struct{ Asked, Has int }
 
@@ -76,7 +82,7 @@ func Snapshot(cfg sim.Config, opts Options, steps, w, h int, focus string) (stri
 	}
 	m, err := New(cfg, opts)
 	if err != nil {
-		return "", err
+		return "", &ConfigError{err}
 	}
 	// Status messages stay up: nothing expires them in a single frame.
 	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
