@@ -26,7 +26,7 @@ func (msg exportedMsg) status() (string, bool) {
 		return "export failed: " + msg.err.Error(), true
 	}
 	if len(msg.paths) == 2 {
-		return fmt.Sprintf("%s exported to %s (open it in ui.perfetto.dev) and %s", msg.what, msg.paths[0], filepath.Base(msg.paths[1])), false
+		return fmt.Sprintf("exported %s to %s and %s (ui.perfetto.dev opens the trace)", msg.what, msg.paths[0], filepath.Ext(msg.paths[1])), false
 	}
 	return fmt.Sprintf("%s saved to %s", msg.what, strings.Join(msg.paths, ", ")), false
 }

@@ -99,8 +99,7 @@ func TestExportWritesRange(t *testing.T) {
 	d.keys("n", "n", "n", "b", "b", "e")
 	dir := d.m.opts.ExportDir
 	base := filepath.Join(dir, "pimtui-neupims-steps1-4")
-	if d.m.statusBad || !strings.Contains(d.m.status, "iterations 1–4") || !strings.Contains(d.m.status, base+".json") ||
-		!strings.Contains(d.m.status, "pimtui-neupims-steps1-4.csv") {
+	if d.m.statusBad || !strings.Contains(d.m.status, "iterations 1–4 to "+base+".json and .csv") {
 		t.Fatalf("status %q does not name the range and both files", d.m.status)
 	}
 	checkExport(t, base, d.m.eng.History(), d.m.eng.UtilKeys())
