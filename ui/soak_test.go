@@ -93,7 +93,8 @@ func soakRun(t *testing.T, c soakCase, steps int) {
 // TestSoak autoplays each family's largest configuration for 100,000 steps with the
 // explorer's history cap and checks that the live heap stays flat once the history is
 // full: go test ./ui -run TestSoak -soak -v -timeout 0 (ten minutes without Hermes, whose
-// steps take about 40 ms, hours with it; -soak-only and -soak-steps pick a part).
+// steps take about 40 ms, an hour and a half with it; -soak-only and -soak-steps pick a
+// part).
 // Without -soak it runs 2,000 steps of the neupims preset (300 with -short), so the path
 // is exercised on every test run.
 func TestSoak(t *testing.T) {
