@@ -17,7 +17,7 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "presets",
 		Short: "List the embedded presets",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tFAMILY\tDESCRIPTION")
@@ -52,7 +52,7 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	list := func(use, short string, rows func(w io.Writer)) *cobra.Command {
-		return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+		return &cobra.Command{Use: use, Short: short, Args: noArgs, RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			rows(tw)
 			return tw.Flush()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +34,7 @@ side A's request stream (dataset, requests, arrival, lengths, request trace, see
 prefill, steps and warm-up, after the override flags, which apply to every side); each
 side keeps its own hardware, model, batch and KV policy. It prints one column per side
 with ratios to A (table), {"sides": [result, …]} (json) or one row per side (csv).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
 			case "table", "json", "csv":
@@ -114,13 +113,15 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 				os.Remove(tmp.Name())
 			}
 		}()
+		// CreateTemp makes the file private; a trace is an ordinary document.
+		if err = tmp.Chmod(0o644); err != nil {
+			return fmt.Errorf("writing the trace: %w", err)
+		}
 		tw = sim.NewTraceWriter(tmp, "pimtui "+e.Config().Preset)
 	}
-	var cw *csv.Writer
-	var utilKeys, bubbleKeys []string
+	var cw *sim.IterationCSV
 	if format == "csv" {
-		cw = csv.NewWriter(stdout)
-		utilKeys = e.UtilKeys()
+		cw = sim.NewIterationCSV(stdout, e.UtilKeys())
 	}
 	start := time.Now()
 	shown := start
@@ -148,37 +149,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 			tw.Add(s)
 		}
 		if cw != nil {
-			if bubbleKeys == nil {
-				for k := range s.Metrics.Bubble {
-					bubbleKeys = append(bubbleKeys, k)
-				}
-				sort.Strings(bubbleKeys)
-				head := []string{"step", "time_s", "iteration_ms", "batch", "prefills", "queue", "tokens", "tok_per_s", "kv_utilization", "load_imbalance"}
-				for _, k := range utilKeys {
-					head = append(head, "util_"+k)
-				}
-				for _, k := range bubbleKeys {
-					head = append(head, "bubble_"+k)
-				}
-				head = append(head, "bubble_share")
-				for _, c := range shareCauses() {
-					head = append(head, "bubble_share_"+c.String())
-				}
-				cw.Write(head)
-			}
-			row := []string{strconv.Itoa(s.Step), ff(s.Now.Seconds()), ff(s.IterTime.Milliseconds()), strconv.Itoa(s.Batch), strconv.Itoa(s.Prefills),
-				strconv.Itoa(s.Queue), strconv.Itoa(s.Tokens), ff(s.Metrics.StepTokPerSec), ff(s.Metrics.KVUtil), ff(s.Metrics.LoadImbalance)}
-			for _, k := range utilKeys {
-				row = append(row, ff(s.Metrics.Util[k]))
-			}
-			for _, k := range bubbleKeys {
-				row = append(row, ff(s.Metrics.Bubble[k]))
-			}
-			row = append(row, ff(s.Metrics.BubbleShare))
-			for _, c := range shareCauses() {
-				row = append(row, ff(s.Metrics.ShareByCause[c]))
-			}
-			cw.Write(row)
+			cw.Add(s)
 		}
 	}
 	if tw != nil {
@@ -200,8 +171,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	case "csv":
-		cw.Flush()
-		return cw.Error()
+		return cw.Flush()
 	default:
 		return writeTable(stdout, r)
 	}
@@ -240,18 +210,6 @@ func writeTable(w io.Writer, r sim.Result) error {
 		p("load imbalance", "%.3f (max/mean channel load)", *r.LoadImbalance)
 	}
 	return tw.Flush()
-}
-
-// shareCauses are the causes the bubble share splits into: every one but no-work, which
-// it leaves out.
-func shareCauses() []sim.BubbleCause {
-	out := make([]sim.BubbleCause, 0, sim.NumCauses-1)
-	for c := range sim.NumCauses {
-		if c != sim.CauseNoWork {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // causeList is " (dependency 42.5%, tail 1.2%)": a group's idle time by cause, largest

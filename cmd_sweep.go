@@ -38,7 +38,7 @@ throughput_tok_s, mean_batch, iteration_ms.p99, tbt_ms.p50, utilization.pim …
 The runs are spread over the machine's cores; the results do not depend on how many.
 
   pimtui sweep --preset neupims,npu-only --vary batch=64,128,256,512 --plot`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {
 			case "table", "json", "csv":

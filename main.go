@@ -34,6 +34,14 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// noArgs rejects positional arguments as bad usage.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -98,6 +106,6 @@ Without a subcommand it opens the explorer on a preset (default: neupims).`,
 	root.Flags().BoolVar(&o.noMouse, "no-mouse", false, "leave the mouse to the terminal so text can be selected")
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newValidateCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
-	root.AddCommand(newServeCmd(stderr), newCompareCmd(stdout), newLessonCmd(stdout))
+	root.AddCommand(newServeCmd(stderr), newCompareCmd(stdout), newLessonCmd(stdout), newSnapshotCmd(stdout))
 	return root
 }

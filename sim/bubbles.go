@@ -81,3 +81,15 @@ func bubbleForensics(s *Schedule, t Time) (byGroup map[string]Causes, share floa
 	}
 	return byGroup, share, byCause
 }
+
+// ShareCauses are the causes the bubble share splits into: every one but no-work, which
+// it leaves out.
+func ShareCauses() []BubbleCause {
+	out := make([]BubbleCause, 0, NumCauses-1)
+	for c := range NumCauses {
+		if c != CauseNoWork {
+			out = append(out, c)
+		}
+	}
+	return out
+}

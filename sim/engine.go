@@ -241,6 +241,11 @@ func (e *Engine) Last() *Snapshot {
 	return e.last
 }
 
+// History returns the kept snapshots, oldest first, without moving the position Back and
+// Step replay from: the current one and, after Back, those ahead of it. The slice is a
+// copy and snapshots never change, so a caller may read it while the engine steps on.
+func (e *Engine) History() []*Snapshot { return slices.Clone(e.history) }
+
 // Back steps back one iteration in the history and returns that snapshot, or nil if the
 // history holds nothing earlier.
 func (e *Engine) Back() *Snapshot {

@@ -131,6 +131,39 @@ func TestStepBackReplaysHistory(t *testing.T) {
 	}
 }
 
+// History lists the kept snapshots, at most the cap, oldest first, and reading it does not
+// move the position Back and Step replay from.
+func TestHistoryIsReadOnly(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests = 50
+	c.Workload.MaxBatch = 16
+	c.HistoryCap = 4
+	e, _ := New(c)
+	var snaps []*Snapshot
+	for range 6 {
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = append(snaps, s)
+	}
+	e.Back()
+	h := e.History()
+	if len(h) != 4 || h[0] != snaps[2] || h[3] != snaps[5] {
+		t.Fatalf("history %d snapshots from step %d, want steps 3–6", len(h), h[0].Step)
+	}
+	h[0] = nil
+	if e.Last() != snaps[4] {
+		t.Fatalf("reading the history moved the position to step %d", e.Last().Step)
+	}
+	if s, _ := e.Step(); s != snaps[5] {
+		t.Fatal("after History, forward did not replay the kept step 6")
+	}
+	if e.History()[0] != snaps[2] {
+		t.Fatal("changing the returned slice changed the engine's history")
+	}
+}
+
 func TestDeterministic(t *testing.T) {
 	c := testNeuPIMs()
 	c.Workload.Requests = 100

@@ -33,7 +33,8 @@ type Options struct {
 	// with the command line's overrides applied. Without Load the picker is off.
 	Presets []PresetInfo
 	Load    func(name string) (sim.Config, error)
-	// ExportDir is where e writes traces ("" = the current directory).
+	// ExportDir is where e writes traces and CSVs and s the screen ("" = the current
+	// directory).
 	ExportDir string
 	// Figures measures the paper experiments a preset declares (PresetInfo.Experiments),
 	// for the picker and the header. It may take a while: the explorer calls it off the
@@ -65,6 +66,8 @@ type Model struct {
 	speed    int
 	err      error
 	noMouse  bool
+	// exportWanted is an export asked for while a step was in flight.
+	exportWanted bool
 
 	status    string
 	statusBad bool
@@ -294,7 +297,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.relayout()
 	case stepMsg:
-		return m, m.stepped(msg)
+		exp := m.exportOnLanding(msg)
+		return m, tea.Batch(m.stepped(msg), exp)
 	case seekMsg:
 		return m, m.sought(msg)
 	case tickMsg:
@@ -302,10 +306,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.request(false)
 		}
 	case exportedMsg:
-		if msg.err != nil {
-			return m, m.setStatus("export failed: "+msg.err.Error(), true)
-		}
-		return m, m.setStatus("timeline exported to "+msg.path+" (open it in ui.perfetto.dev)", false)
+		return m, m.setStatus(msg.status())
 	case clearStatusMsg:
 		if msg.seq == m.statusSeq {
 			m.status = ""
@@ -483,10 +484,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold):
 		return m.forensicsKey(msg)
 	case key.Matches(msg, k.Export):
-		if m.snap == nil {
-			return m.setStatus("nothing to export before the first step", true)
-		}
-		return tea.Batch(m.setStatus("exporting…", false), exportCmd(m.snap, m.cfg.Preset, m.opts.ExportDir))
+		return m.wantExport()
+	case key.Matches(msg, k.Screen):
+		return m.saveScreen()
 	default:
 		var cmd tea.Cmd
 		m.panes[m.focus], cmd = m.panes[m.focus].Update(msg)

@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -254,58 +251,6 @@ func TestPresetPicker(t *testing.T) {
 	}
 	if s := d.screen(); !strings.Contains(s, "GPU-only") || !strings.Contains(s, "no processing in") {
 		t.Fatalf("the screen does not show the GPU preset:\n%s", s)
-	}
-}
-
-func TestExportWritesTrace(t *testing.T) {
-	d := newDriver(t, "neupims", 120, 40)
-	d.keys("n", "e")
-	path := filepath.Join(d.m.opts.ExportDir, "pimtui-neupims-step2.json")
-	if !strings.Contains(d.m.status, path) {
-		t.Fatalf("status %q does not name %s", d.m.status, path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		TraceEvents []map[string]any `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("invalid trace: %v", err)
-	}
-	spans := 0
-	for _, ev := range doc.TraceEvents {
-		if ev["ph"] == "X" {
-			spans++
-		}
-	}
-	if spans != len(d.m.snap.Timeline.Spans) {
-		t.Fatalf("trace has %d spans, the timeline %d", spans, len(d.m.snap.Timeline.Spans))
-	}
-	ents, _ := os.ReadDir(d.m.opts.ExportDir)
-	if len(ents) != 1 {
-		t.Fatalf("export left %d files behind", len(ents))
-	}
-}
-
-func TestExportFailureKeepsEarlierFile(t *testing.T) {
-	d := newDriver(t, "neupims", 120, 40)
-	d.keys("e")
-	path := filepath.Join(d.m.opts.ExportDir, "pimtui-neupims-step1.json")
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A directory in the way of the rename makes the export fail after writing.
-	d.m.opts.ExportDir = filepath.Join(d.m.opts.ExportDir, "missing")
-	d.keys("e")
-	if !d.m.statusBad || !strings.Contains(d.m.status, "export failed") {
-		t.Fatalf("status %q", d.m.status)
-	}
-	after, _ := os.ReadFile(path)
-	if string(after) != string(before) {
-		t.Fatal("a failed export changed the earlier file")
 	}
 }
 

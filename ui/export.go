@@ -2,49 +2,132 @@ package ui
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pimtui/pimtui/sim"
 )
 
-// exportedMsg reports a finished export.
+// exportedMsg reports a finished export: what was written, or why nothing was.
 type exportedMsg struct {
-	path string
-	err  error
+	what  string // "iterations 3–130", "the screen"
+	paths []string
+	err   error
 }
 
-// exportCmd writes the snapshot's timeline as a Perfetto trace in dir. It writes a
-// temporary file and renames it into place, so a failed export leaves neither a
-// truncated file nor a damaged earlier export behind.
-func exportCmd(s *sim.Snapshot, preset, dir string) tea.Cmd {
+// exportStatus is the status line after an export.
+func (msg exportedMsg) status() (string, bool) {
+	if msg.err != nil {
+		return "export failed: " + msg.err.Error(), true
+	}
+	if len(msg.paths) == 2 {
+		return fmt.Sprintf("exported %s to %s and %s (ui.perfetto.dev opens the trace)", msg.what, msg.paths[0], filepath.Ext(msg.paths[1])), false
+	}
+	return fmt.Sprintf("%s saved to %s", msg.what, strings.Join(msg.paths, ", ")), false
+}
+
+// export starts writing every iteration the engine keeps, as a Perfetto trace and a
+// per-iteration CSV. It reads the engine, so it must run on the UI goroutine while no
+// step is in flight; the writing happens off it.
+func (m *Model) export() tea.Cmd {
+	hist := m.eng.History()
+	if len(hist) == 0 {
+		return m.setStatus("nothing to export before the first step", true)
+	}
+	from, to := hist[0].Step, hist[len(hist)-1].Step
+	what := fmt.Sprintf("iterations %d–%d", from, to)
+	if from == to {
+		what = fmt.Sprintf("iteration %d", from)
+	}
+	base := filepath.Join(m.opts.ExportDir, fmt.Sprintf("pimtui-%s-steps%d-%d", fileSafe(m.cfg.Preset), from, to))
+	return tea.Batch(m.setStatus("exporting "+what+"…", false),
+		exportCmd(hist, m.eng.UtilKeys(), m.cfg.Preset, what, base))
+}
+
+// exportCmd writes the trace and the CSV of hist beside each other, base.json and
+// base.csv. Both are written in full before either is renamed into place.
+func exportCmd(hist []*sim.Snapshot, utilKeys []string, preset, what, base string) tea.Cmd {
 	return func() tea.Msg {
-		path := filepath.Join(dir, fmt.Sprintf("pimtui-%s-step%d.json", fileSafe(preset), s.Step))
-		f, err := os.CreateTemp(dir, ".pimtui-export-*.json")
-		if err != nil {
-			return exportedMsg{path: path, err: err}
+		paths := []string{base + ".json", base + ".csv"}
+		trace := func(w io.Writer) error {
+			tw := sim.NewTraceWriter(w, "pimtui "+preset)
+			for _, s := range hist {
+				tw.Add(s)
+			}
+			return tw.Close()
 		}
-		// CreateTemp makes the file private; a trace is an ordinary document.
+		table := func(w io.Writer) error {
+			cw := sim.NewIterationCSV(w, utilKeys)
+			for _, s := range hist {
+				cw.Add(s)
+			}
+			return cw.Flush()
+		}
+		return exportedMsg{what: what, paths: paths, err: writeFiles(paths, trace, table)}
+	}
+}
+
+// screenText is the screen as plain text: no escape sequences, no trailing blanks.
+func screenText(view string) string {
+	lines := strings.Split(ansi.Strip(view), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// saveScreenCmd writes the screen's text to dir.
+func saveScreenCmd(text, preset string, step int, dir string) tea.Cmd {
+	return func() tea.Msg {
+		path := filepath.Join(dir, fmt.Sprintf("pimtui-%s-step%d.txt", fileSafe(preset), step))
+		err := writeFiles([]string{path}, func(w io.Writer) error {
+			_, err := io.WriteString(w, text)
+			return err
+		})
+		return exportedMsg{what: "the screen", paths: []string{path}, err: err}
+	}
+}
+
+// writeFiles writes each file to a temporary file beside it and, once every one is
+// complete, renames them into place, so a failed export leaves neither a truncated file
+// nor a damaged earlier export behind.
+func writeFiles(paths []string, writers ...func(io.Writer) error) error {
+	var tmps []string
+	defer func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}()
+	for i, p := range paths {
+		f, err := os.CreateTemp(filepath.Dir(p), ".pimtui-export-*")
+		if err != nil {
+			return err
+		}
+		tmps = append(tmps, f.Name())
+		// CreateTemp makes the file private; an export is an ordinary document.
 		err = f.Chmod(0o644)
-		tw := sim.NewTraceWriter(f, "pimtui "+preset)
-		tw.Add(s)
-		if werr := tw.Close(); err == nil {
-			err = werr
+		if err == nil {
+			err = writers[i](f)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil {
-			err = os.Rename(f.Name(), path)
-		}
 		if err != nil {
-			os.Remove(f.Name())
-			return exportedMsg{path: path, err: err}
+			return err
 		}
-		return exportedMsg{path: path}
 	}
+	for i, p := range paths {
+		if err := os.Rename(tmps[i], p); err != nil {
+			return err
+		}
+	}
+	tmps = nil
+	return nil
 }
 
 // fileSafe keeps a preset name (which a user's file may set to anything) usable as part
@@ -61,4 +144,36 @@ func fileSafe(name string) string {
 		return "preset" + string(b)
 	}
 	return string(b)
+}
+
+// wantExport exports now or, while a step is in flight, as soon as it lands: the engine
+// is not safe for concurrent use.
+func (m *Model) wantExport() tea.Cmd {
+	if m.snap == nil {
+		return m.setStatus("nothing to export before the first step", true)
+	}
+	if m.busy {
+		m.exportWanted = true
+		return m.setStatus("exporting after this step…", false)
+	}
+	return m.export()
+}
+
+// exportOnLanding runs an export deferred by wantExport when the step it waited for
+// lands; until the next step starts the engine is idle.
+func (m *Model) exportOnLanding(msg stepMsg) tea.Cmd {
+	if !m.exportWanted || msg.seq != m.seq {
+		return nil
+	}
+	m.exportWanted = false
+	return m.export()
+}
+
+// saveScreen writes what the screen shows as plain text.
+func (m *Model) saveScreen() tea.Cmd {
+	step := 0
+	if m.snap != nil {
+		step = m.snap.Step
+	}
+	return saveScreenCmd(screenText(m.render()), m.cfg.Preset, step, m.opts.ExportDir)
 }

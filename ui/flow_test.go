@@ -148,10 +148,10 @@ func TestFlowExport(t *testing.T) {
 	tm.Type("n")
 	waitScreen(t, p, "step 2", shows("step 2 "))
 	tm.Type("e")
-	waitScreen(t, p, "the export", shows("exported to"))
+	waitScreen(t, p, "the export", shows("exported iterations 1–2 to"))
 	tm.Type("q")
 	m := finalModel(t, tm)
-	b, err := os.ReadFile(filepath.Join(m.opts.ExportDir, "pimtui-neupims-step2.json"))
+	b, err := os.ReadFile(filepath.Join(m.opts.ExportDir, "pimtui-neupims-steps1-2.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import "charm.land/bubbles/v2/key"
 type KeyMap struct {
 	Play, Step, Back, Faster, Slower, Reset   key.Binding
 	Presets, Focus, FocusBack, Jump, Maximise key.Binding
-	Export, Help, Quit, Close                 key.Binding
+	Export, Screen, Help, Quit, Close         key.Binding
 	Compare                                   key.Binding
 
 	// Lessons: the picker, and in a lesson its steps and the step's whole text.
@@ -48,6 +48,7 @@ func DefaultKeyMap() *KeyMap {
 		Maximise:  b(k("z"), h("z", "maximise")),
 		Export:    b(k("e"), h("e", "export trace")),
 		Compare:   b(k("c"), h("c", "compare")),
+		Screen:    b(k("s"), h("s", "save screen")),
 		Help:      b(k("?"), h("?", "help")),
 		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
 		Close:     b(k("esc"), h("esc", "back/close")),
@@ -97,7 +98,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
-		{k.Presets, k.Compare, k.Export, k.Help, k.Quit},
+		{k.Presets, k.Compare, k.Export, k.Screen, k.Help, k.Quit},
 		{k.Lessons, k.LessonPrev, k.LessonNext, k.LessonRead, helpOnly("r", "replay the step"), helpOnly("esc", "leave the lesson")},
 		{k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold},
 	}
