@@ -115,10 +115,6 @@ type server struct {
 
 	// newModel builds a session's explorer; tests replace it.
 	newModel func(color bool) (tea.Model, error)
-	// exportDir receives the traces the sessions export (e), so that the students
-	// never write to the server's working directory; it is removed at shutdown.
-	exportDir string
-
 	mu       sync.Mutex
 	sessions map[*liveSession]struct{}
 	closing  bool
@@ -205,7 +201,7 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 	// No Figures: measuring the paper's experiments costs a core for a while, and a
 	// class would start one measurement per student.
 	s.newModel = func(color bool) (tea.Model, error) {
-		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, ExportDir: s.exportDir, LessonOptions: lessons})
+		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, NoExport: servedNoExport, LessonOptions: lessons})
 	}
 
 	// The host key goes in first: without one the server would make its own.
@@ -245,17 +241,15 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 	return s, nil
 }
 
+// servedNoExport is what e and s say in a served session: an export would be written on
+// the server, where the student cannot reach it, and a large one (a HeLioS trace of the
+// kept iterations is about 300 MB) from each of fifty students would fill its disk.
+const servedNoExport = "exports are off over SSH (the files would stay on the server): run pimtui on your own machine to export"
+
 // serve accepts connections on ln until ctx ends, then shuts down gracefully: it tells
 // every session, waits up to shutdownGrace for the connections to close, and closes the
 // rest.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	dir, err := os.MkdirTemp("", "pimtui-serve-*")
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer os.RemoveAll(dir)
-	s.exportDir = dir
 	s.log.Info("listening", "addr", ln.Addr().String(), "max_sessions", s.max, "idle_timeout", s.idle.String())
 	errc := make(chan error, 1)
 	go func() { errc <- s.ssh.Serve(ln) }()

@@ -46,3 +46,19 @@ func TestServeLessonBadInput(t *testing.T) {
 		{[]string{"serve", "--open", "--lesson", "dual-row-buffers", "--set", "pim.dual_row_bufer=true", "--host-key", hk}, `--set pim.dual_row_bufer: unknown key; did you mean "pim.dual_row_buffer"`},
 	})
 }
+
+// TestServeNoExport: in a served session e says exports are off instead of writing a file
+// on the server.
+func TestServeNoExport(t *testing.T) {
+	_, addr, _ := startServe(t, "--open")
+	tm := openTerm(t, mustDial(t, addr), 120, 40)
+	tm.waitFor(t, "step 1 ", 0, 15*time.Second)
+	tm.in.Write([]byte("e"))
+	if err := repaintUntil(tm.out, tm.s, 120, 40, "exports are off over SSH", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	tm.in.Write([]byte("q"))
+	if code := tm.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+}

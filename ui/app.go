@@ -36,6 +36,9 @@ type Options struct {
 	// ExportDir is where e writes traces and CSVs and s the screen ("" = the current
 	// directory).
 	ExportDir string
+	// NoExport, when set, turns e and s off and is what they say instead (a served
+	// session's files would stay on the server, out of the student's reach).
+	NoExport string
 	// Figures measures the paper experiments a preset declares (PresetInfo.Experiments),
 	// for the picker and the header. It may take a while: the explorer calls it off the
 	// UI goroutine, one preset at a time, and keeps the answers. Nil: no figures.

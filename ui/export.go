@@ -149,6 +149,9 @@ func fileSafe(name string) string {
 // wantExport exports now or, while a step is in flight, as soon as it lands: the engine
 // is not safe for concurrent use.
 func (m *Model) wantExport() tea.Cmd {
+	if m.opts.NoExport != "" {
+		return m.setStatus(m.opts.NoExport, true)
+	}
 	if m.snap == nil {
 		return m.setStatus("nothing to export before the first step", true)
 	}
@@ -171,6 +174,9 @@ func (m *Model) exportOnLanding(msg stepMsg) tea.Cmd {
 
 // saveScreen writes what the screen shows as plain text.
 func (m *Model) saveScreen() tea.Cmd {
+	if m.opts.NoExport != "" {
+		return m.setStatus(m.opts.NoExport, true)
+	}
 	step := 0
 	if m.snap != nil {
 		step = m.snap.Step

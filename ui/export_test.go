@@ -290,3 +290,19 @@ func TestSaveScreen(t *testing.T) {
 	}
 	checkFits(t, "saved screen", strings.TrimSuffix(got, "\n"), 120, 40)
 }
+
+// With exports turned off (a served session), e and s say why and write nothing.
+func TestNoExportWritesNothing(t *testing.T) {
+	d := newDriver(t, "neupims", 120, 40)
+	d.m.opts.NoExport = "exports are off here"
+	d.keys("n")
+	for _, k := range []string{"e", "s"} {
+		d.keys(k)
+		if d.m.status != "exports are off here" || !d.m.statusBad {
+			t.Fatalf("%s: status %q (bad %v)", k, d.m.status, d.m.statusBad)
+		}
+	}
+	if files, _ := os.ReadDir(d.m.opts.ExportDir); len(files) != 0 {
+		t.Fatalf("files written: %v", files)
+	}
+}
