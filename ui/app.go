@@ -326,10 +326,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // stepped takes a step's result: it shows the snapshot, runs queued steps and keeps
 // autoplay going.
 func (m *Model) stepped(msg stepMsg) tea.Cmd {
-	if msg.seq != m.seq {
+	if !m.arrived(msg.seq) {
 		return nil
 	}
-	m.busy = false
 	var status tea.Cmd
 	switch {
 	case errors.Is(msg.err, sim.ErrDone):
@@ -492,9 +491,7 @@ func (m *Model) render() string {
 		return ""
 	}
 	if m.tooSmall() {
-		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
-		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
-		return strings.Join(fitLines(lines, w, h), "\n")
+		return tooSmallScreen(w, h)
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.header(w))

@@ -221,10 +221,9 @@ func (m *Compare) restart() tea.Cmd {
 // stepped takes a move's result: it shows the snapshots, says when a side has ended,
 // runs queued moves and keeps autoplay going.
 func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
-	if msg.seq != m.seq {
+	if !m.arrived(msg.seq) {
 		return nil
 	}
-	m.busy = false
 	var status tea.Cmd
 	switch {
 	case msg.start:

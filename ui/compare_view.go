@@ -84,9 +84,7 @@ func (m *Compare) render() string {
 		return ""
 	}
 	if m.tooSmall() {
-		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
-		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
-		return strings.Join(fitLines(lines, w, h), "\n")
+		return tooSmallScreen(w, h)
 	}
 	l := computeCompareLayout(w, h, m.focus, m.stripWant())
 	lines := make([]string, 0, h)

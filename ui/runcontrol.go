@@ -48,6 +48,16 @@ func (r *runControl) queue(back bool) bool {
 	return true
 }
 
+// arrived takes in the result of the move numbered seq and says whether it is the
+// latest; a stale one, from an engine since replaced, is dropped.
+func (r *runControl) arrived(seq int) bool {
+	if seq != r.seq {
+		return false
+	}
+	r.busy = false
+	return true
+}
+
 // next follows a move's result with status: the next queued move through request, or
 // the next autoplay tick.
 func (r *runControl) next(status tea.Cmd, request func(back bool) tea.Cmd) tea.Cmd {
