@@ -6,8 +6,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -170,17 +168,7 @@ func runLesson(cmd *cobra.Command, o *options, stdout io.Writer, l *presets.Less
 	if err != nil {
 		return err
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures, LessonOptions: lo})
-	if err != nil {
-		return usagef("%s: %v", cfg.Preset, err)
-	}
-	opts := []tea.ProgramOption{tea.WithInput(cmd.InOrStdin()), tea.WithOutput(f)}
-	if noColor {
-		opts = append(opts, tea.WithColorProfile(colorprofile.ASCII))
-	}
-	_, err = tea.NewProgram(m, opts...).Run()
-	return err
+	return explore(cmd, o, f, cfg, ui.Options{LessonOptions: lo})
 }
 
 // startLesson returns the explorer's lessons with the overrides applied and, when name

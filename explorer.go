@@ -41,21 +41,28 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
 	sets, err := o.overrides(cmd)
 	if err != nil {
 		return err
 	}
-	m, err := ui.New(cfg, ui.Options{Color: !noColor, NoMouse: o.noMouse, Presets: presetList(), Load: o.loader(cmd), Figures: figures,
-		LessonOptions: lessonOptions(sets), CompareWith: o.compareChoices(cmd), CompareLoad: o.compareLoader(cmd)})
+	return explore(cmd, o, f, cfg, ui.Options{LessonOptions: lessonOptions(sets), CompareWith: o.compareChoices(cmd), CompareLoad: o.compareLoader(cmd)})
+}
+
+// explore runs the explorer on cfg on terminal f. opts gives what the caller offers;
+// the colour (off under NO_COLOR), the mouse, the preset picker and the paper figures
+// are set here.
+func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui.Options) error {
+	noColor := os.Getenv("NO_COLOR") != ""
+	opts.Color, opts.NoMouse, opts.Presets, opts.Load, opts.Figures = !noColor, o.noMouse, presetList(), o.loader(cmd), figures
+	m, err := ui.New(cfg, opts)
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}
-	opts := []tea.ProgramOption{tea.WithInput(cmd.InOrStdin()), tea.WithOutput(f)}
+	popts := []tea.ProgramOption{tea.WithInput(cmd.InOrStdin()), tea.WithOutput(f)}
 	if noColor {
-		opts = append(opts, tea.WithColorProfile(colorprofile.ASCII))
+		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
 	}
-	_, err = tea.NewProgram(m, opts...).Run()
+	_, err = tea.NewProgram(m, popts...).Run()
 	return err
 }
 

@@ -244,28 +244,12 @@ func lessonPositions(data []byte) map[string]pos {
 	out := map[string]pos{}
 	p := unstable.Parser{}
 	p.Reset(data)
-	at := func(r unstable.Range) pos {
-		sh := p.Shape(r)
-		return pos{sh.Start.Line, sh.Start.Column}
-	}
-	keyOf := func(it unstable.Iterator) (string, pos) {
-		var parts []string
-		var first pos
-		for it.Next() {
-			n := it.Node()
-			if len(parts) == 0 {
-				first = at(n.Raw)
-			}
-			parts = append(parts, string(n.Data))
-		}
-		return strings.Join(parts, "."), first
-	}
 	prefix, steps, claims := "", 0, 0
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			k, where := keyOf(e.Key())
+			k, where := dottedKey(&p, e.Key())
 			switch k {
 			case "step":
 				steps++
@@ -282,12 +266,12 @@ func lessonPositions(data []byte) map[string]pos {
 			}
 			prefix += "."
 		case unstable.KeyValue:
-			k, where := keyOf(e.Key())
+			k, where := dottedKey(&p, e.Key())
 			out[prefix+k] = where
 			if v := e.Value(); v != nil && v.Kind == unstable.Array {
 				it := v.Children()
 				for j := 1; it.Next(); j++ {
-					out[fmt.Sprintf("%s%s.%d", prefix, k, j)] = at(it.Node().Raw)
+					out[fmt.Sprintf("%s%s.%d", prefix, k, j)] = posOf(&p, it.Node().Raw)
 				}
 			}
 		}

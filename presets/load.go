@@ -86,34 +86,41 @@ func keyPositions(data []byte) map[string]pos {
 	p := unstable.Parser{}
 	p.Reset(data)
 	prefix := ""
-	keyOf := func(it unstable.Iterator) (string, pos) {
-		var parts []string
-		var first pos
-		for it.Next() {
-			n := it.Node()
-			if len(parts) == 0 {
-				sh := p.Shape(n.Raw)
-				first = pos{sh.Start.Line, sh.Start.Column}
-			}
-			parts = append(parts, string(n.Data))
-		}
-		return strings.Join(parts, "."), first
-	}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			k, at := keyOf(e.Key())
+			k, at := dottedKey(&p, e.Key())
 			prefix = k + "."
 			if _, seen := out[k]; !seen {
 				out[k] = at
 			}
 		case unstable.KeyValue:
-			k, at := keyOf(e.Key())
+			k, at := dottedKey(&p, e.Key())
 			out[prefix+k] = at
 		}
 	}
 	return out
+}
+
+// posOf is where the node at r starts in the document p parses.
+func posOf(p *unstable.Parser, r unstable.Range) pos {
+	sh := p.Shape(r)
+	return pos{sh.Start.Line, sh.Start.Column}
+}
+
+// dottedKey joins the parts of a key with dots and says where its first part starts.
+func dottedKey(p *unstable.Parser, it unstable.Iterator) (string, pos) {
+	var parts []string
+	var first pos
+	for it.Next() {
+		n := it.Node()
+		if len(parts) == 0 {
+			first = posOf(p, n.Raw)
+		}
+		parts = append(parts, string(n.Data))
+	}
+	return strings.Join(parts, "."), first
 }
 
 // Parse decodes a preset file strictly and checks every value's range, the sections its

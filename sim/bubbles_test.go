@@ -155,14 +155,7 @@ func TestResultBubbleByCause(t *testing.T) {
 func TestTraceCriticalAndCauses(t *testing.T) {
 	c := testNeuPIMs()
 	c.Workload.Requests, c.Workload.MaxBatch = 16, 16
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := stepN(t, c, 1)
 	var buf bytes.Buffer
 	tw := NewTraceWriter(&buf, "t")
 	tw.Add(s)

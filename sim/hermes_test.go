@@ -271,7 +271,7 @@ func TestPowerLaw(t *testing.T) {
 	}
 }
 
-// stepN runs n iterations of a Hermes-family config and returns the last snapshot.
+// stepN runs n iterations of c and returns the last snapshot.
 func stepN(t testing.TB, c Config, n int) *Snapshot {
 	t.Helper()
 	e, err := New(c)

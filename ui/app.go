@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -54,27 +53,18 @@ type Options struct {
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
 // routing of keys, and the run loop.
 type Model struct {
-	opts    Options
-	c       *Common
-	cfg     sim.Config
-	eng     *sim.Engine
-	snap    *sim.Snapshot
-	seq     int  // sequence number of the last step request
-	busy    bool // a step is running off the UI goroutine
-	pending int  // steps asked for while busy: positive forward, negative back
-	playing bool
+	opts Options
+	c    *Common
+	cfg  sim.Config
+	eng  *sim.Engine
+	snap *sim.Snapshot
+	runControl
 	// finished is set when the engine reports the end of the run; the UI never asks the
 	// engine itself, which may be stepping in another goroutine.
 	finished bool
-	speed    int
-	err      error
 	noMouse  bool
 	// exportWanted is an export asked for while a step was in flight.
 	exportWanted bool
-
-	status    string
-	statusBad bool
-	statusSeq int
 
 	panes   [numPanes]pane
 	metrics *metrics
@@ -83,8 +73,7 @@ type Model struct {
 	lay     layout
 	rects   map[paneID]rect
 
-	help    bool
-	helpTop int
+	helpOverlay
 	picker  *picker
 	fz      forensics
 	chooser *picker  // what to compare the running preset with
@@ -101,10 +90,6 @@ type Model struct {
 
 	footer  help.Model
 	keyLine string // the footer's short help, redrawn when the focus or size changes
-
-	// after schedules a message (autoplay ticks, status expiry); tests replace it to
-	// control time.
-	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
 // New returns an explorer over a fresh engine built from cfg. The first step is taken
@@ -121,8 +106,9 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	}
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
-	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, speed: defaultSpeed, busy: true,
-		focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), after: tea.Tick, fz: forensics{threshold: defaultThreshold}}
+	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
+		runControl: newRunControl(func(seq int) tea.Msg { return tickMsg{seq} }, func(seq int) tea.Msg { return clearStatusMsg{seq} })}
+	m.busy = true
 	m.footer.Styles = c.Styles.Help
 	m.footer.ShortSeparator = " · "
 	m.newPanes()
@@ -162,12 +148,6 @@ func stepCmd(e *sim.Engine, seq int, back bool) tea.Cmd {
 	}
 }
 
-func (m *Model) tick() tea.Cmd {
-	seq := m.seq
-	d := time.Duration(float64(time.Second) / speeds[m.speed])
-	return m.after(d, func(time.Time) tea.Msg { return tickMsg{seq: seq} })
-}
-
 // Init takes the first step so the screen opens on iteration 1, and asks the terminal
 // for its background so the palette suits it.
 func (m *Model) Init() tea.Cmd {
@@ -176,12 +156,7 @@ func (m *Model) Init() tea.Cmd {
 
 // request asks for a step, or queues it while one is in flight.
 func (m *Model) request(back bool) tea.Cmd {
-	if m.busy {
-		if back {
-			m.pending--
-		} else {
-			m.pending++
-		}
+	if m.queue(back) {
 		return nil
 	}
 	m.busy = true
@@ -245,13 +220,6 @@ func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 	return m.request(false)
 }
 
-func (m *Model) setStatus(s string, bad bool) tea.Cmd {
-	m.status, m.statusBad = s, bad
-	m.statusSeq++
-	seq := m.statusSeq
-	return m.after(8*time.Second, func(time.Time) tea.Msg { return clearStatusMsg{seq} })
-}
-
 func (m *Model) setSnapshot(s *sim.Snapshot) {
 	noBanks := m.snap != nil && m.snap.Banks.Rows == 0
 	m.snap = s
@@ -305,15 +273,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case seekMsg:
 		return m, m.sought(msg)
 	case tickMsg:
-		if m.playing && msg.seq == m.seq {
+		if m.ticked(msg.seq) {
 			return m, m.request(false)
 		}
 	case exportedMsg:
 		return m, m.setStatus(msg.status())
 	case clearStatusMsg:
-		if msg.seq == m.statusSeq {
-			m.status = ""
-		}
+		m.expire(msg.seq)
 	case selectMsg:
 		m.c.Selected = msg.id
 		var cmds []tea.Cmd
@@ -364,10 +330,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // stepped takes a step's result: it shows the snapshot, runs queued steps and keeps
 // autoplay going.
 func (m *Model) stepped(msg stepMsg) tea.Cmd {
-	if msg.seq != m.seq {
+	if !m.arrived(msg.seq) {
 		return nil
 	}
-	m.busy = false
 	var status tea.Cmd
 	switch {
 	case errors.Is(msg.err, sim.ErrDone):
@@ -392,19 +357,7 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 	if cmd := m.wantedSeek(); cmd != nil {
 		return tea.Batch(status, cmd)
 	}
-	if m.pending != 0 && m.err == nil {
-		back := m.pending < 0
-		if back {
-			m.pending++
-		} else {
-			m.pending--
-		}
-		return tea.Batch(status, m.request(back))
-	}
-	if m.playing {
-		return tea.Batch(status, m.tick())
-	}
-	return status
+	return m.next(status, m.request)
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
@@ -423,23 +376,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if m.help {
-		switch {
-		case key.Matches(msg, k.Quit):
-			return tea.Quit
-		case key.Matches(msg, k.Down):
-			m.helpTop++
-		case key.Matches(msg, k.Up):
-			m.helpTop = max(0, m.helpTop-1)
-		case msg.String() == "pgdown" || msg.String() == "space":
-			m.helpTop += 10
-		case msg.String() == "pgup":
-			m.helpTop = max(0, m.helpTop-10)
-		default:
-			m.help = false
-		}
-		return nil
+		return m.helpKey(msg, k)
 	}
 	if cmd, ok := m.lessonKey(msg); ok {
+		return cmd
+	}
+	if cmd, ok := m.transportKey(msg, k, m.request); ok {
 		return cmd
 	}
 	switch {
@@ -447,21 +389,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
-	case key.Matches(msg, k.Play):
-		m.playing = !m.playing
-		if m.playing && !m.busy {
-			return m.request(false)
-		}
-	case key.Matches(msg, k.Step):
-		m.playing = false
-		return m.request(false)
-	case key.Matches(msg, k.Back):
-		m.playing = false
-		return m.request(true)
-	case key.Matches(msg, k.Faster):
-		m.speed = min(len(speeds)-1, m.speed+1)
-	case key.Matches(msg, k.Slower):
-		m.speed = max(0, m.speed-1)
 	case key.Matches(msg, k.Reset):
 		return m.restart(m.cfg, false)
 	case key.Matches(msg, k.Presets):
@@ -567,9 +494,7 @@ func (m *Model) render() string {
 		return ""
 	}
 	if m.tooSmall() {
-		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
-		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
-		return strings.Join(fitLines(lines, w, h), "\n")
+		return tooSmallScreen(w, h)
 	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.header(w))
@@ -597,7 +522,7 @@ func (m *Model) render() string {
 	if m.lesson != nil && m.lessonH > 0 {
 		lines = append(lines, m.lessonPanel(w, m.lessonH)...)
 	}
-	lines = append(lines, m.footerLine(w))
+	lines = append(lines, m.footerLine(m.c.Styles, m.keyLine, w))
 	lines = fitLines(lines, w, h)
 	switch {
 	case m.picker != nil:
@@ -622,13 +547,7 @@ func (m *Model) render() string {
 func (m *Model) header(w int) string {
 	st := m.c.Styles
 	c := m.cfg
-	state := "paused"
-	switch {
-	case m.playing:
-		state = fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[m.speed]))
-	case m.finished:
-		state = "finished"
-	}
+	state := m.playState(m.finished)
 	step, now, thr := 0, sim.Time(0), 0.0
 	if m.snap != nil {
 		step, now, thr = m.snap.Step, m.snap.Now, m.snap.Metrics.Throughput
@@ -705,24 +624,6 @@ func (m *Model) tabs(w int) string {
 	}
 	if m.maxed {
 		rb.str(st.Faint, "  z restores the layout")
-	}
-	return rb.line(w)
-}
-
-// footerLine is the short help, after the status message when there is one.
-func (m *Model) footerLine(w int) string {
-	st := m.c.Styles
-	var rb rowBuf
-	if m.status != "" {
-		p := st.Accent
-		if m.statusBad {
-			p = st.Bad
-		}
-		rb.str(p, truncate(m.status, w))
-		rb.spaces(3)
-	}
-	if rest := w - rb.w; rest > 10 {
-		rb.styled(truncate(m.keyLine, rest))
 	}
 	return rb.line(w)
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/pimtui/pimtui/sim"
 )
 
-// benchModel is the explorer on a preset's full default workload at w×h, after its
-// first step.
-func benchModel(b testing.TB, preset string, w, h int, edit ...string) *Model {
+// benchConfig is a preset, with edits, on its default workload made long enough that no
+// benchmark reaches its end.
+func benchConfig(b testing.TB, preset string, edit ...string) sim.Config {
 	f, err := presets.Get(preset)
 	if err != nil {
 		b.Fatal(err)
@@ -28,7 +28,13 @@ func benchModel(b testing.TB, preset string, w, h int, edit ...string) *Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(cfg, Options{Color: true})
+	return cfg
+}
+
+// benchModel is the explorer on a preset's full default workload at w×h, after its
+// first step.
+func benchModel(b testing.TB, preset string, w, h int, edit ...string) *Model {
+	m, err := New(benchConfig(b, preset, edit...), Options{Color: true})
 	if err != nil {
 		b.Fatal(err)
 	}

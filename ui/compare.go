@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -51,28 +50,16 @@ type Compare struct {
 	focus int // the side whose timeline gets the pane keys
 	// step is the lockstep count: the step both sides show, or the step of the side still
 	// running when the other has ended.
-	step     int
-	seq      int
-	busy     bool
-	pending  int // moves asked for while busy: positive forward, negative back
-	playing  bool
-	speed    int
-	err      error
+	step int
+	runControl
 	embedded bool // opened from the explorer: esc goes back to it
 
 	groups []string               // lane groups both sides report, for the strip
 	hist   [histCap]compareSample // the strip's ratios of the recent steps
 
-	status    string
-	statusBad bool
-	statusSeq int
-
-	help    bool
-	helpTop int
+	helpOverlay
 	footer  help.Model
 	keyLine string
-
-	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
 // closeCompareMsg returns from the compare view to the explorer.
@@ -105,7 +92,8 @@ func NewCompare(a, b Side, opts Options) (*Compare, error) {
 
 // newCompare builds the view on a Common of its own, or the explorer's when embedded.
 func newCompare(a, b Side, c *Common, embedded bool) (*Compare, error) {
-	m := &Compare{c: c, speed: defaultSpeed, embedded: embedded, footer: help.New(), after: tea.Tick}
+	m := &Compare{c: c, embedded: embedded, footer: help.New(),
+		runControl: newRunControl(func(seq int) tea.Msg { return compareTickMsg{seq} }, func(seq int) tea.Msg { return compareStatusMsg{seq} })}
 	m.footer.ShortSeparator = " · "
 	if err := m.build([2]Side{a, b}); err != nil {
 		return nil, err
@@ -167,12 +155,7 @@ func (m *Compare) movers(back bool) [2]bool {
 
 // request asks for a lockstep move, or queues it while one is in flight.
 func (m *Compare) request(back bool) tea.Cmd {
-	if m.busy {
-		if back {
-			m.pending--
-		} else {
-			m.pending++
-		}
+	if m.queue(back) {
 		return nil
 	}
 	mv := m.movers(back)
@@ -224,19 +207,6 @@ func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool) tea.Cmd
 	}
 }
 
-func (m *Compare) tick() tea.Cmd {
-	seq := m.seq
-	d := time.Duration(float64(time.Second) / speeds[m.speed])
-	return m.after(d, func(time.Time) tea.Msg { return compareTickMsg{seq: seq} })
-}
-
-func (m *Compare) setStatus(s string, bad bool) tea.Cmd {
-	m.status, m.statusBad = s, bad
-	m.statusSeq++
-	seq := m.statusSeq
-	return m.after(8*time.Second, func(time.Time) tea.Msg { return compareStatusMsg{seq} })
-}
-
 // restart rebuilds both engines from the same configurations. A move still running on
 // the old engines finishes there and is dropped by its stale sequence number.
 func (m *Compare) restart() tea.Cmd {
@@ -251,10 +221,9 @@ func (m *Compare) restart() tea.Cmd {
 // stepped takes a move's result: it shows the snapshots, says when a side has ended,
 // runs queued moves and keeps autoplay going.
 func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
-	if msg.seq != m.seq {
+	if !m.arrived(msg.seq) {
 		return nil
 	}
-	m.busy = false
 	var status tea.Cmd
 	switch {
 	case msg.start:
@@ -298,19 +267,7 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 			status = m.setStatus(m.finishedText(), false)
 		}
 	}
-	if m.pending != 0 && m.err == nil {
-		back := m.pending < 0
-		if back {
-			m.pending++
-		} else {
-			m.pending--
-		}
-		return tea.Batch(status, m.request(back))
-	}
-	if m.playing {
-		return tea.Batch(status, m.tick())
-	}
-	return status
+	return m.next(status, m.request)
 }
 
 // finishedText says which sides have ended and after how many steps.
@@ -347,13 +304,11 @@ func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case compareStepMsg:
 		return m, m.stepped(msg)
 	case compareTickMsg:
-		if m.playing && msg.seq == m.seq {
+		if m.ticked(msg.seq) {
 			return m, m.request(false)
 		}
 	case compareStatusMsg:
-		if msg.seq == m.statusSeq {
-			m.status = ""
-		}
+		m.expire(msg.seq)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
@@ -366,21 +321,10 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if m.help {
-		switch {
-		case key.Matches(msg, k.Quit):
-			return tea.Quit
-		case key.Matches(msg, k.Down):
-			m.helpTop++
-		case key.Matches(msg, k.Up):
-			m.helpTop = max(0, m.helpTop-1)
-		case msg.String() == "pgdown" || msg.String() == "space":
-			m.helpTop += 10
-		case msg.String() == "pgup":
-			m.helpTop = max(0, m.helpTop-10)
-		default:
-			m.help = false
-		}
-		return nil
+		return m.helpKey(msg, k)
+	}
+	if cmd, ok := m.transportKey(msg, k, m.request); ok {
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -392,21 +336,6 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
-	case key.Matches(msg, k.Play):
-		m.playing = !m.playing
-		if m.playing && !m.busy {
-			return m.request(false)
-		}
-	case key.Matches(msg, k.Step):
-		m.playing = false
-		return m.request(false)
-	case key.Matches(msg, k.Back):
-		m.playing = false
-		return m.request(true)
-	case key.Matches(msg, k.Faster):
-		m.speed = min(len(speeds)-1, m.speed+1)
-	case key.Matches(msg, k.Slower):
-		m.speed = max(0, m.speed-1)
 	case key.Matches(msg, k.Reset):
 		return m.restart()
 	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/pimtui/pimtui/presets"
 )
 
 // BenchmarkCompareStepRender is one lockstep move as a user sees it: both engines step,
@@ -18,22 +16,8 @@ func BenchmarkCompareStepRender(b *testing.B) {
 		b.Run(p[0]+"-vs-"+p[1], func(b *testing.B) {
 			var sides [2]Side
 			for i, spec := range p {
-				name, kv, _ := strings.Cut(spec, "+")
-				f, err := presets.Get(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if kv != "" {
-					if err := f.Set(kv); err != nil {
-						b.Fatal(err)
-					}
-				}
-				f.Workload.Requests = 1000000
-				cfg, err := presets.Build(f, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				sides[i] = Side{spec, cfg}
+				parts := strings.Split(spec, "+")
+				sides[i] = Side{spec, benchConfig(b, parts[0], parts[1:]...)}
 			}
 			m, err := NewCompare(sides[0], sides[1], Options{Color: true})
 			if err != nil {

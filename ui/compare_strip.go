@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/pimtui/pimtui/sim"
@@ -97,16 +96,7 @@ func (m *Compare) record() {
 
 // recent returns the samples of the last n steps up to the shown one, oldest first.
 func (m *Compare) recent(n int) []compareSample {
-	out := make([]compareSample, 0, min(n, histCap))
-	for st := m.step; st > 0 && st > m.step-min(n, histCap); st-- {
-		s := m.hist[st%histCap]
-		if s.step != st {
-			break
-		}
-		out = append(out, s)
-	}
-	slices.Reverse(out)
-	return out
+	return lastSteps(&m.hist, func(s compareSample) int { return s.step }, m.step, n)
 }
 
 func fmtValue(k diffKind, v float64) string {

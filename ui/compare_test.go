@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -83,14 +82,6 @@ func compareOptions(t testing.TB) Options {
 	return o
 }
 
-// cmpDriver runs a compare view synchronously, as driver runs the explorer.
-type cmpDriver struct {
-	t     testing.TB
-	m     *Compare
-	later []tea.Msg
-	quit  bool
-}
-
 func newCmpDriver(t testing.TB, a, b Side, w, h int, color bool) *cmpDriver {
 	t.Helper()
 	opts := testOptions(t)
@@ -99,70 +90,8 @@ func newCmpDriver(t testing.TB, a, b Side, w, h int, color bool) *cmpDriver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &cmpDriver{t: t, m: m}
-	m.after = func(dur time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-		return func() tea.Msg { return laterMsg{dur, fn(time.Time{})} }
-	}
-	d.send(tea.WindowSizeMsg{Width: w, Height: h})
-	d.run(m.Init())
-	return d
+	return start(t, m, w, h)
 }
-
-func (d *cmpDriver) send(msg tea.Msg) {
-	queue := []tea.Msg{msg}
-	for len(queue) > 0 {
-		next := queue[0]
-		queue = queue[1:]
-		_, cmd := d.m.Update(next)
-		queue = append(queue, d.exec(cmd)...)
-	}
-}
-
-func (d *cmpDriver) run(cmd tea.Cmd) {
-	for _, msg := range d.exec(cmd) {
-		d.send(msg)
-	}
-}
-
-func (d *cmpDriver) exec(cmd tea.Cmd) []tea.Msg {
-	if cmd == nil {
-		return nil
-	}
-	switch msg := cmd().(type) {
-	case nil:
-		return nil
-	case tea.BatchMsg:
-		var out []tea.Msg
-		for _, c := range msg {
-			out = append(out, d.exec(c)...)
-		}
-		return out
-	case tea.QuitMsg:
-		d.quit = true
-		return nil
-	case laterMsg:
-		d.later = append(d.later, msg.msg)
-		return nil
-	default:
-		return []tea.Msg{msg}
-	}
-}
-
-func (d *cmpDriver) advance() {
-	msgs := d.later
-	d.later = nil
-	for _, m := range msgs {
-		d.send(m)
-	}
-}
-
-func (d *cmpDriver) keys(ks ...string) {
-	for _, k := range ks {
-		d.send(keyPress(k))
-	}
-}
-
-func (d *cmpDriver) screen() string { return ansi.Strip(d.m.View().Content) }
 
 // stepFigures are the figures of one snapshot the strip compares.
 type stepFigures struct {

@@ -84,9 +84,7 @@ func (m *Compare) render() string {
 		return ""
 	}
 	if m.tooSmall() {
-		msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
-		lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
-		return strings.Join(fitLines(lines, w, h), "\n")
+		return tooSmallScreen(w, h)
 	}
 	l := computeCompareLayout(w, h, m.focus, m.stripWant())
 	lines := make([]string, 0, h)
@@ -111,7 +109,7 @@ func (m *Compare) render() string {
 		title = fmt.Sprintf("Difference · step %d · %s", m.step, m.finishedText())
 	}
 	lines = append(lines, frame(m.c.Styles, title, m.strip(sr.w-2, sr.h-2), sr.w, sr.h, false)...)
-	lines = append(lines, m.footerLine(w))
+	lines = append(lines, m.footerLine(m.c.Styles, m.keyLine, w))
 	lines = fitLines(lines, w, h)
 	if m.help {
 		box := m.helpBox(w, h)
@@ -160,13 +158,7 @@ func streamText(c sim.Config) string {
 // step and play state on the right; narrow screens drop the left-hand details first.
 func (m *Compare) header(w int) string {
 	st := m.c.Styles
-	state := "paused"
-	switch {
-	case m.playing:
-		state = fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[m.speed]))
-	case m.sides[0].ended && m.sides[1].ended:
-		state = "finished"
-	}
+	state := m.playState(m.sides[0].ended && m.sides[1].ended)
 	rights := []string{fmt.Sprintf("step %d · %s", m.step, state), fmt.Sprintf("step %d", m.step)}
 	a, b := m.sides[0], m.sides[1]
 	names := "A " + a.Name + " vs B " + b.Name
@@ -255,24 +247,6 @@ func (m *Compare) sideFigures(i, w int) []string {
 	return []string{p.render(truncate(first, w)), p.render(truncate(strings.Join(parts, " · "), w))}
 }
 
-// footerLine is the short help, after the status message when there is one.
-func (m *Compare) footerLine(w int) string {
-	st := m.c.Styles
-	var rb rowBuf
-	if m.status != "" {
-		p := st.Accent
-		if m.statusBad {
-			p = st.Bad
-		}
-		rb.str(p, truncate(m.status, w))
-		rb.spaces(3)
-	}
-	if rest := w - rb.w; rest > 10 {
-		rb.styled(truncate(m.keyLine, rest))
-	}
-	return rb.line(w)
-}
-
 // compareGuide explains the compare screen; the help overlay shows it under the keys.
 var compareGuide = []string{
 	"Both sides serve the same requests: side A's request stream (dataset, requests, arrivals, lengths, request trace, seed, prefill, steps and warm-up) after the command line's overrides. Each side keeps its own hardware, model, batch and KV policy; when the models differ the strip says so.",
@@ -284,8 +258,7 @@ var compareGuide = []string{
 // helpBox draws the help overlay for a screen of w×h, scrolled by m.helpTop.
 func (m *Compare) helpBox(w, h int) []string {
 	st := m.c.Styles
-	bw := min(w, 100)
-	inner := bw - 4
+	inner := helpWidth(w) - 4
 	var lines []string
 	section := func(title string) {
 		if len(lines) > 0 {
@@ -316,11 +289,5 @@ func (m *Compare) helpBox(w, h int) []string {
 	for _, g := range compareGuide {
 		lines = append(lines, wrap(g, inner)...)
 	}
-	room := max(1, h-2)
-	top := clamp(m.helpTop, 0, max(0, len(lines)-room+1))
-	body := lines[top:]
-	if len(body) > room {
-		body = append(body[:room-1:room-1], st.Faint.render("… j/k scroll · esc or ? close"))
-	}
-	return frame(st, " Help ", padBox(body, inner), bw, min(h, len(body)+2), true)
+	return m.helpFrame(st, lines, w, h)
 }

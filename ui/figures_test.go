@@ -6,9 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	tea "charm.land/bubbletea/v2"
 
 	"github.com/pimtui/pimtui/presets"
 )
@@ -50,12 +47,7 @@ func figuresDriver(t *testing.T, preset string, w, h int, fail bool) (*driver, m
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &driver{t: t, m: m}
-	m.after = func(dur time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-		return func() tea.Msg { return laterMsg{dur, fn(time.Time{})} }
-	}
-	d.send(tea.WindowSizeMsg{Width: w, Height: h})
-	return d, calls
+	return drive(t, m, w, h), calls
 }
 
 func head(d *driver) string { return strings.SplitN(d.screen(), "\n", 2)[0] }

@@ -64,6 +64,12 @@ type seekMsg struct {
 func seekCmd(e *sim.Engine, seq int, back bool, level float64, limit int) tea.Cmd {
 	return func() tea.Msg {
 		msg := seekMsg{seq: seq, back: back}
+		// look takes s as the latest iteration looked at and says whether it qualifies.
+		look := func(s *sim.Snapshot) bool {
+			msg.snap, msg.steps = s, msg.steps+1
+			msg.found = s.Metrics.BubbleShare > level
+			return msg.found
+		}
 		if back {
 			for {
 				s := e.Back()
@@ -74,9 +80,7 @@ func seekCmd(e *sim.Engine, seq int, back bool, level float64, limit int) tea.Cm
 					msg.snap = nil
 					return msg
 				}
-				msg.snap, msg.steps = s, msg.steps+1
-				if s.Metrics.BubbleShare > level {
-					msg.found = true
+				if look(s) {
 					return msg
 				}
 			}
@@ -88,9 +92,7 @@ func seekCmd(e *sim.Engine, seq int, back bool, level float64, limit int) tea.Cm
 				msg.err = err
 				return msg
 			}
-			msg.snap, msg.steps = s, msg.steps+1
-			if s.Metrics.BubbleShare > level {
-				msg.found = true
+			if look(s) {
 				return msg
 			}
 		}

@@ -37,7 +37,7 @@ func shares(t *testing.T, cfg sim.Config, n int) []float64 {
 }
 
 // setThreshold presses % until the threshold is level.
-func (d *driver) setThreshold(level float64) {
+func setThreshold(d *driver, level float64) {
 	for range bubbleThresholds {
 		if d.m.fz.level() == level {
 			return
@@ -98,7 +98,7 @@ func TestSeekAboveThreshold(t *testing.T) {
 	ref := shares(t, cfg, 40)
 	d := newDriver(t, "neupims", 160, 48)
 	d.run(d.m.restart(cfg, false))
-	d.setThreshold(0.75)
+	setThreshold(d, 0.75)
 	first := 0
 	for s := 2; s < len(ref); s++ {
 		if ref[s] > 0.75 {

@@ -48,13 +48,46 @@ type laterMsg struct {
 	msg tea.Msg
 }
 
-// driver runs a model synchronously: commands run at once and their messages are fed
-// back, except delayed ones (ticks, status expiry), which wait for advance.
-type driver struct {
+// holdTime makes the run loop's delayed messages wait for a test driver's advance.
+func (r *runControl) holdTime() {
+	r.after = func(dur time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return laterMsg{dur, fn(time.Time{})} }
+	}
+}
+
+// drivenModel is a view a test driver runs: the explorer or the compare view.
+type drivenModel interface {
+	tea.Model
+	holdTime()
+}
+
+// testDriver runs a model synchronously: commands run at once and their messages are
+// fed back, except delayed ones (ticks, status expiry), which wait for advance.
+type testDriver[M drivenModel] struct {
 	t     testing.TB
-	m     *Model
+	m     M
 	later []tea.Msg
 	quit  bool
+}
+
+type (
+	driver    = testDriver[*Model]
+	cmpDriver = testDriver[*Compare]
+)
+
+// drive holds m's clock and gives it a w×h screen; Init is left to the caller.
+func drive[M drivenModel](t testing.TB, m M, w, h int) *testDriver[M] {
+	d := &testDriver[M]{t: t, m: m}
+	m.holdTime()
+	d.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return d
+}
+
+// start drives m from Init.
+func start[M drivenModel](t testing.TB, m M, w, h int) *testDriver[M] {
+	d := drive(t, m, w, h)
+	d.run(m.Init())
+	return d
 }
 
 func newDriver(t testing.TB, preset string, w, h int) *driver {
@@ -63,20 +96,20 @@ func newDriver(t testing.TB, preset string, w, h int) *driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(cfg, testOptions(t))
+	return startDriver(t, cfg, testOptions(t), w, h)
+}
+
+// startDriver runs New and Init under the test clock.
+func startDriver(t testing.TB, cfg sim.Config, opts Options, w, h int) *driver {
+	t.Helper()
+	m, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &driver{t: t, m: m}
-	m.after = func(dur time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-		return func() tea.Msg { return laterMsg{dur, fn(time.Time{})} }
-	}
-	d.send(tea.WindowSizeMsg{Width: w, Height: h})
-	d.run(m.Init())
-	return d
+	return start(t, m, w, h)
 }
 
-func (d *driver) send(msg tea.Msg) {
+func (d *testDriver[M]) send(msg tea.Msg) {
 	queue := []tea.Msg{msg}
 	for len(queue) > 0 {
 		next := queue[0]
@@ -86,14 +119,14 @@ func (d *driver) send(msg tea.Msg) {
 	}
 }
 
-func (d *driver) run(cmd tea.Cmd) {
+func (d *testDriver[M]) run(cmd tea.Cmd) {
 	for _, msg := range d.exec(cmd) {
 		d.send(msg)
 	}
 }
 
 // exec runs cmd and returns the messages to feed back now.
-func (d *driver) exec(cmd tea.Cmd) []tea.Msg {
+func (d *testDriver[M]) exec(cmd tea.Cmd) []tea.Msg {
 	if cmd == nil {
 		return nil
 	}
@@ -118,7 +151,7 @@ func (d *driver) exec(cmd tea.Cmd) []tea.Msg {
 }
 
 // advance fires every held-back message once.
-func (d *driver) advance() {
+func (d *testDriver[M]) advance() {
 	msgs := d.later
 	d.later = nil
 	for _, m := range msgs {
@@ -126,13 +159,13 @@ func (d *driver) advance() {
 	}
 }
 
-func (d *driver) keys(ks ...string) {
+func (d *testDriver[M]) keys(ks ...string) {
 	for _, k := range ks {
 		d.send(keyPress(k))
 	}
 }
 
-func (d *driver) screen() string { return ansi.Strip(d.m.View().Content) }
+func (d *testDriver[M]) screen() string { return ansi.Strip(d.m.View().Content) }
 
 func keyPress(s string) tea.KeyPressMsg {
 	named := map[string]tea.Key{

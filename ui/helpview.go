@@ -4,7 +4,50 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
+
+// helpOverlay is the help overlay's state, shared by the explorer and the compare view:
+// whether it is open and how far it is scrolled.
+type helpOverlay struct {
+	help    bool
+	helpTop int
+}
+
+// helpKey takes a key while the overlay is open: quit quits, the movement and page keys
+// scroll, any other key closes it.
+func (o *helpOverlay) helpKey(msg tea.KeyPressMsg, k *KeyMap) tea.Cmd {
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Down):
+		o.helpTop++
+	case key.Matches(msg, k.Up):
+		o.helpTop = max(0, o.helpTop-1)
+	case msg.String() == "pgdown" || msg.String() == "space":
+		o.helpTop += 10
+	case msg.String() == "pgup":
+		o.helpTop = max(0, o.helpTop-10)
+	default:
+		o.help = false
+	}
+	return nil
+}
+
+// helpWidth is the help box's width on a screen w wide; its text is 4 cells narrower.
+func helpWidth(w int) int { return min(w, 100) }
+
+// helpFrame frames lines as the help overlay for a screen of w×h, scrolled to top.
+func (o *helpOverlay) helpFrame(st *Styles, lines []string, w, h int) []string {
+	bw := helpWidth(w)
+	room := max(1, h-2)
+	top := clamp(o.helpTop, 0, max(0, len(lines)-room+1))
+	body := lines[top:]
+	if len(body) > room {
+		body = append(body[:room-1:room-1], st.Faint.render("… j/k scroll · esc or ? close"))
+	}
+	return frame(st, " Help ", padBox(body, bw-4), bw, min(h, len(body)+2), true)
+}
 
 // guide explains how to read each view; the help overlay shows it under the keys.
 var guide = []string{
@@ -67,14 +110,5 @@ func (m *Model) helpLines(w int) []string {
 
 // helpBox draws the help overlay for a screen of w×h, scrolled by m.helpTop.
 func (m *Model) helpBox(w, h int) []string {
-	bw := min(w, 100)
-	inner := bw - 4
-	lines := m.helpLines(inner)
-	room := max(1, h-2)
-	top := clamp(m.helpTop, 0, max(0, len(lines)-room+1))
-	body := lines[top:]
-	if len(body) > room {
-		body = append(body[:room-1:room-1], m.c.Styles.Faint.render("… j/k scroll · esc or ? close"))
-	}
-	return frame(m.c.Styles, " Help ", padBox(body, inner), bw, min(h, len(body)+2), true)
+	return m.helpFrame(m.c.Styles, m.helpLines(helpWidth(w)-4), w, h)
 }

@@ -1,6 +1,9 @@
 package ui
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Minimum terminal size the explorer needs: header, one pane and footer.
 const (
@@ -127,4 +130,11 @@ func tabX(w int) [numPanes][2]int {
 		x += len(l) + 1
 	}
 	return out
+}
+
+// tooSmallScreen is what a w×h screen below the minimum size shows instead of a view.
+func tooSmallScreen(w, h int) string {
+	msg := fmt.Sprintf("terminal too small (have %d×%d, need %d×%d)", w, h, MinWidth, MinHeight)
+	lines := append(wrap(msg, w), wrap("enlarge the window, or press q to quit", w)...)
+	return strings.Join(fitLines(lines, w, h), "\n")
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -57,22 +56,6 @@ func newLessonDriver(t testing.TB, name string, w, h int) *driver {
 		t.Fatal(err)
 	}
 	return startDriver(t, cfg, opts, w, h)
-}
-
-// startDriver runs New and Init under the test clock, as newDriver does.
-func startDriver(t testing.TB, cfg sim.Config, opts Options, w, h int) *driver {
-	t.Helper()
-	m, err := New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &driver{t: t, m: m}
-	m.after = func(dur time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-		return func() tea.Msg { return laterMsg{dur, fn(time.Time{})} }
-	}
-	d.send(tea.WindowSizeMsg{Width: w, Height: h})
-	d.run(m.Init())
-	return d
 }
 
 // A lesson opens on its first step: the step's iterations run, its pane has the focus and

@@ -83,10 +83,17 @@ func (m *metrics) recent(n int) []sample {
 	if m.snap == nil {
 		return nil
 	}
-	out := make([]sample, 0, n)
-	for st := m.snap.Step; st > 0 && st > m.snap.Step-min(n, histCap); st-- {
-		s := m.hist[st%histCap]
-		if s.step != st {
+	return lastSteps(&m.hist, func(s sample) int { return s.step }, m.snap.Step, n)
+}
+
+// lastSteps returns the entries of ring, kept at their step modulo histCap, of the last
+// n steps up to step, oldest first; a step not kept (overwritten or never filled) ends
+// the list.
+func lastSteps[S any](ring *[histCap]S, stepOf func(S) int, step, n int) []S {
+	out := make([]S, 0, min(n, histCap))
+	for st := step; st > 0 && st > step-min(n, histCap); st-- {
+		s := ring[st%histCap]
+		if stepOf(s) != st {
 			break
 		}
 		out = append(out, s)

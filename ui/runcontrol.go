@@ -1,0 +1,153 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// runControl is the run loop the explorer and the compare view share: one move in
+// flight off the UI goroutine with the moves asked for meanwhile queued, autoplay at a
+// speed, and a status message that expires. Each view names its own tick and expiry
+// messages, so that with the compare view open over the explorer each loop gets its own.
+type runControl struct {
+	seq     int  // sequence number of the last move asked for
+	busy    bool // a move is running off the UI goroutine
+	pending int  // moves asked for while busy: positive forward, negative back
+	playing bool
+	speed   int
+	err     error // the run stopped on it; no move is queued after it
+
+	status    string
+	statusBad bool
+	statusSeq int
+
+	tickMsg, expiredMsg func(seq int) tea.Msg
+
+	// after schedules a message (autoplay ticks, status expiry); tests replace it to
+	// control time.
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+}
+
+func newRunControl(tickMsg, expiredMsg func(seq int) tea.Msg) runControl {
+	return runControl{speed: defaultSpeed, tickMsg: tickMsg, expiredMsg: expiredMsg, after: tea.Tick}
+}
+
+// queue counts a move asked for while one is in flight and says whether it did.
+func (r *runControl) queue(back bool) bool {
+	if !r.busy {
+		return false
+	}
+	if back {
+		r.pending--
+	} else {
+		r.pending++
+	}
+	return true
+}
+
+// arrived takes in the result of the move numbered seq and says whether it is the
+// latest; a stale one, from an engine since replaced, is dropped.
+func (r *runControl) arrived(seq int) bool {
+	if seq != r.seq {
+		return false
+	}
+	r.busy = false
+	return true
+}
+
+// next follows a move's result with status: the next queued move through request, or
+// the next autoplay tick.
+func (r *runControl) next(status tea.Cmd, request func(back bool) tea.Cmd) tea.Cmd {
+	if r.pending != 0 && r.err == nil {
+		back := r.pending < 0
+		if back {
+			r.pending++
+		} else {
+			r.pending--
+		}
+		return tea.Batch(status, request(back))
+	}
+	if r.playing {
+		return tea.Batch(status, r.tick())
+	}
+	return status
+}
+
+func (r *runControl) tick() tea.Cmd {
+	msg := r.tickMsg(r.seq)
+	d := time.Duration(float64(time.Second) / speeds[r.speed])
+	return r.after(d, func(time.Time) tea.Msg { return msg })
+}
+
+// ticked says whether a tick with seq should move the run on.
+func (r *runControl) ticked(seq int) bool { return r.playing && seq == r.seq }
+
+func (r *runControl) setStatus(s string, bad bool) tea.Cmd {
+	r.status, r.statusBad = s, bad
+	r.statusSeq++
+	msg := r.expiredMsg(r.statusSeq)
+	return r.after(8*time.Second, func(time.Time) tea.Msg { return msg })
+}
+
+// expire clears the status if seq is its latest.
+func (r *runControl) expire(seq int) {
+	if seq == r.statusSeq {
+		r.status = ""
+	}
+}
+
+// transportKey acts on the play, step, back and speed keys, moving through request;
+// handled is false for any other key.
+func (r *runControl) transportKey(msg tea.KeyPressMsg, k *KeyMap, request func(back bool) tea.Cmd) (cmd tea.Cmd, handled bool) {
+	switch {
+	case key.Matches(msg, k.Play):
+		r.playing = !r.playing
+		if r.playing && !r.busy {
+			return request(false), true
+		}
+	case key.Matches(msg, k.Step):
+		r.playing = false
+		return request(false), true
+	case key.Matches(msg, k.Back):
+		r.playing = false
+		return request(true), true
+	case key.Matches(msg, k.Faster):
+		r.speed = min(len(speeds)-1, r.speed+1)
+	case key.Matches(msg, k.Slower):
+		r.speed = max(0, r.speed-1)
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// playState is the header's word for the run: playing at its speed, finished or paused.
+func (r *runControl) playState(finished bool) string {
+	switch {
+	case r.playing:
+		return fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[r.speed]))
+	case finished:
+		return "finished"
+	}
+	return "paused"
+}
+
+// footerLine is the short help keyLine, after the status message when there is one.
+func (r *runControl) footerLine(st *Styles, keyLine string, w int) string {
+	var rb rowBuf
+	if r.status != "" {
+		p := st.Accent
+		if r.statusBad {
+			p = st.Bad
+		}
+		rb.str(p, truncate(r.status, w))
+		rb.spaces(3)
+	}
+	if rest := w - rb.w; rest > 10 {
+		rb.styled(truncate(keyLine, rest))
+	}
+	return rb.line(w)
+}
