@@ -45,7 +45,7 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return explore(cmd, o, f, cfg, ui.Options{LessonOptions: lessonOptions(sets), CompareWith: o.compareChoices(cmd), CompareLoad: o.compareLoader(cmd)})
+	return explore(cmd, o, f, cfg, ui.Options{LessonOptions: lessonOptions(sets)})
 }
 
 // explore runs the explorer on cfg on terminal f. opts gives what the caller offers;
@@ -54,6 +54,7 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui.Options) error {
 	noColor := os.Getenv("NO_COLOR") != ""
 	opts.Color, opts.NoMouse, opts.Presets, opts.Load, opts.Figures = !noColor, o.noMouse, presetList(), o.loader(cmd), figures
+	opts.CompareWith, opts.CompareLoad = o.compareChoices(cmd), o.compareLoader(cmd)
 	m, err := ui.New(cfg, opts)
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
