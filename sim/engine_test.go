@@ -99,20 +99,31 @@ func TestEveryTokenIsGenerated(t *testing.T) {
 	}
 }
 
-func TestStepBackReplaysHistory(t *testing.T) {
+// steppedWithHistory is a small NeuPIMs engine keeping histCap snapshots, stepped n
+// times, with the snapshots it returned.
+func steppedWithHistory(t *testing.T, histCap, n int) (*Engine, []*Snapshot) {
+	t.Helper()
 	c := testNeuPIMs()
 	c.Workload.Requests = 50
 	c.Workload.MaxBatch = 16
-	c.HistoryCap = 8
-	e, _ := New(c)
+	c.HistoryCap = histCap
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var snaps []*Snapshot
-	for range 5 {
+	for range n {
 		s, err := e.Step()
 		if err != nil {
 			t.Fatal(err)
 		}
 		snaps = append(snaps, s)
 	}
+	return e, snaps
+}
+
+func TestStepBackReplaysHistory(t *testing.T) {
+	e, snaps := steppedWithHistory(t, 8, 5)
 	if b := e.Back(); b != snaps[3] {
 		t.Fatalf("back gave step %d, want 4", b.Step)
 	}
@@ -134,19 +145,7 @@ func TestStepBackReplaysHistory(t *testing.T) {
 // History lists the kept snapshots, at most the cap, oldest first, and reading it does not
 // move the position Back and Step replay from.
 func TestHistoryIsReadOnly(t *testing.T) {
-	c := testNeuPIMs()
-	c.Workload.Requests = 50
-	c.Workload.MaxBatch = 16
-	c.HistoryCap = 4
-	e, _ := New(c)
-	var snaps []*Snapshot
-	for range 6 {
-		s, err := e.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps = append(snaps, s)
-	}
+	e, snaps := steppedWithHistory(t, 4, 6)
 	e.Back()
 	h := e.History()
 	if len(h) != 4 || h[0] != snaps[2] || h[3] != snaps[5] {

@@ -253,20 +253,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 	}
-	switch msg := msg.(type) {
-	case tea.WindowSizeMsg:
-		m.c.Width, m.c.Height = max(0, msg.Width), max(0, msg.Height)
-		m.relayout()
-	case tea.BackgroundColorMsg:
-		m.c.Dark = msg.IsDark()
-		m.c.Styles = newStyles(m.c.Color, m.c.Dark)
-		m.footer.Styles = m.c.Styles.Help
-		for _, p := range m.panes {
-			if m.snap != nil {
-				p.SetSnapshot(m.snap)
+	if m.c.terminal(msg) {
+		if _, restyled := msg.(tea.BackgroundColorMsg); restyled {
+			m.footer.Styles = m.c.Styles.Help
+			for _, p := range m.panes {
+				if m.snap != nil {
+					p.SetSnapshot(m.snap)
+				}
 			}
 		}
 		m.relayout()
+		return m, nil
+	}
+	switch msg := msg.(type) {
 	case stepMsg:
 		exp := m.exportOnLanding(msg)
 		return m, tea.Batch(m.stepped(msg), exp)

@@ -19,6 +19,21 @@ type Common struct {
 	Selected      int // request id, 0 = none
 }
 
+// terminal applies a terminal's size or background report to the shared state; it
+// reports whether msg was one of them, for the caller to lay out again.
+func (c *Common) terminal(msg tea.Msg) bool {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		c.Width, c.Height = max(0, msg.Width), max(0, msg.Height)
+	case tea.BackgroundColorMsg:
+		c.Dark = msg.IsDark()
+		c.Styles = newStyles(c.Color, c.Dark)
+	default:
+		return false
+	}
+	return true
+}
+
 // pane is one area of the dashboard. SetSize gives the size inside the pane's frame;
 // View returns exactly that many lines of exactly that width. Mouse messages arrive in
 // the pane's own coordinates, (0,0) being the top-left cell inside the frame.

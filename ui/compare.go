@@ -293,14 +293,11 @@ func (m *Compare) finishedText() string {
 // Update routes messages: results and ticks to the lockstep loop, keys to the help
 // overlay, the global bindings or the focused side's timeline.
 func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.c.terminal(msg) {
+		m.relayout()
+		return m, nil
+	}
 	switch msg := msg.(type) {
-	case tea.WindowSizeMsg:
-		m.c.Width, m.c.Height = max(0, msg.Width), max(0, msg.Height)
-		m.relayout()
-	case tea.BackgroundColorMsg:
-		m.c.Dark = msg.IsDark()
-		m.c.Styles = newStyles(m.c.Color, m.c.Dark)
-		m.relayout()
 	case compareStepMsg:
 		return m, m.stepped(msg)
 	case compareTickMsg:
