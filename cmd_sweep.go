@@ -208,7 +208,8 @@ func checkMetric(spec presets.SweepSpec, name string) error {
 		}
 	}
 	names := presets.MetricNames(lanes)
-	if slices.Contains(names, name) || strings.HasPrefix(name, "bubble_fraction.") && len(name) > len("bubble_fraction.") {
+	if slices.Contains(names, name) || strings.HasPrefix(name, "bubble_fraction.") && len(name) > len("bubble_fraction.") ||
+		presets.IsCauseMetric(name) {
 		return nil
 	}
 	msg := fmt.Sprintf("--metric %q: not a numeric field of the result", name)
@@ -254,14 +255,19 @@ type sweepJSONRow struct {
 }
 
 func writeSweep(w io.Writer, spec presets.SweepSpec, rows []presets.SweepRow, metric, format string, plot bool) error {
-	// A bubble_fraction lane that no run has is a mistake, not a column of dashes.
-	if strings.HasPrefix(metric, "bubble_fraction.") {
+	// A lane group that no run has is a mistake, not a column of dashes.
+	for _, prefix := range []string{"bubble_fraction.", "bubble_by_cause."} {
+		if !strings.HasPrefix(metric, prefix) {
+			continue
+		}
 		found := false
 		var have []string
 		for _, r := range rows {
-			for k := range r.Result.BubbleFraction {
-				have = append(have, "bubble_fraction."+k)
-				found = found || "bubble_fraction."+k == metric
+			for k := range presets.Metrics(r.Result) {
+				if strings.HasPrefix(k, prefix) {
+					have = append(have, k)
+					found = found || k == metric
+				}
 			}
 		}
 		if !found {

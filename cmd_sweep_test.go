@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,6 +126,34 @@ func TestSweepPointThatCannotRun(t *testing.T) {
 	}
 }
 
+// A lane group's idle time from one cause can be swept like any other field, and it is the
+// run's own bubble_by_cause figure.
+func TestSweepCauseMetric(t *testing.T) {
+	out, errs, code := cli(t, "sweep", "--preset", "npu-pim", "--vary", "batch=16", "--requests", "24",
+		"--metric", "bubble_by_cause.pim.dependency", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	js, errs, code := cli(t, "run", "--preset", "npu-pim", "--batch", "16", "--requests", "24", "--format", "json")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	var r struct {
+		BubbleByCause map[string]map[string]float64 `json:"bubble_by_cause"`
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := strconv.ParseFloat(rows[1][2], 64)
+	if want := r.BubbleByCause["pim"]["dependency"]; err != nil || want <= 0 || math.Abs(got-want) > 1e-5*want {
+		t.Fatalf("sweep %s, run %g", rows[1][2], want)
+	}
+}
+
 func TestSweepBadInput(t *testing.T) {
 	cases := []badInput{
 		{[]string{"sweep", "--preset", "neupims"}, "sweep needs at least one --vary"},
@@ -139,6 +169,8 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "--preset", ",", "--vary", "batch=8"}, "name at least one preset"},
 		{[]string{"sweep", "--vary", "batch=8", "--metric", "throughput"}, `--metric "throughput": not a numeric field of the result; did you mean "throughput_tok_s"?`},
 		{[]string{"sweep", "--vary", "batch=8", "--metric", "utilization.gpu"}, `did you mean "utilization.npu"?`},
+		{[]string{"sweep", "--vary", "batch=8", "--metric", "bubble_by_cause.pim.dependancy"}, `--metric "bubble_by_cause.pim.dependancy": not a numeric field`},
+		{[]string{"sweep", "--vary", "batch=8", "--requests", "8", "--metric", "bubble_by_cause.gpu.tail"}, `--metric "bubble_by_cause.gpu.tail": no run has it; these did: bubble_by_cause.npu.barrier,`},
 		{[]string{"sweep", "--vary", "batch=8", "--format", "xml"}, "want table, json or csv"},
 		{[]string{"sweep", "--vary", "batch=8", "--format", "json", "--plot"}, "--plot draws a chart after the table"},
 		{[]string{"sweep", "--vary", "batch=8", "--set", "pim.channel=3"}, "pim.channel: unknown key"},

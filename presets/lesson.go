@@ -225,7 +225,7 @@ func checkClaim(c *Claim, i, n int, known []string, errAt func(key, msg string) 
 // checkMetricName accepts a numeric field of the run's result; the lane groups of
 // utilization and bubble_fraction depend on the system and are checked when a step runs.
 func checkMetricName(m string, known []string) error {
-	if slices.Contains(known, m) {
+	if slices.Contains(known, m) || IsCauseMetric(m) {
 		return nil
 	}
 	for _, p := range []string{"utilization.", "bubble_fraction."} {
@@ -233,7 +233,7 @@ func checkMetricName(m string, known []string) error {
 			return nil
 		}
 	}
-	all := append(slices.Clone(known), "utilization.LANE", "bubble_fraction.LANE")
+	all := append(slices.Clone(known), "utilization.LANE", "bubble_fraction.LANE", "bubble_by_cause.LANE.CAUSE")
 	return fmt.Errorf("unknown metric %q; %s", m, didYouMean(m, all))
 }
 

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -247,4 +248,20 @@ func MetricNames(lanes []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// IsCauseMetric reports whether name is bubble_by_cause.GROUP.CAUSE, a lane group's idle
+// fraction from one cause, with CAUSE one of the bubble causes' names.
+func IsCauseMetric(name string) bool {
+	rest, ok := strings.CutPrefix(name, "bubble_by_cause.")
+	i := strings.LastIndexByte(rest, '.')
+	if !ok || i <= 0 {
+		return false
+	}
+	for c := range sim.NumCauses {
+		if rest[i+1:] == c.String() {
+			return true
+		}
+	}
+	return false
 }

@@ -108,3 +108,15 @@ func BenchmarkSweepNeupims100(b *testing.B) {
 		})
 	}
 }
+
+func TestIsCauseMetric(t *testing.T) {
+	for name, want := range map[string]bool{
+		"bubble_by_cause.pim.dependency": true, "bubble_by_cause.npu_vector.no_work": true,
+		"bubble_by_cause.pim.dependancy": false, "bubble_by_cause.pim": false, "bubble_by_cause..tail": false,
+		"bubble_fraction.pim": false, "bubble_by_cause.tail": false,
+	} {
+		if got := IsCauseMetric(name); got != want {
+			t.Errorf("IsCauseMetric(%q) = %v", name, got)
+		}
+	}
+}
