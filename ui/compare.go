@@ -53,6 +53,7 @@ type Compare struct {
 	step int
 	runControl
 	embedded bool // opened from the explorer: esc goes back to it
+	noMouse  bool // leave the mouse to the terminal, as the explorer's option says
 
 	groups []string               // lane groups both sides report, for the strip
 	hist   [histCap]compareSample // the strip's ratios of the recent steps
@@ -87,7 +88,12 @@ type compareStatusMsg struct{ seq int }
 func NewCompare(a, b Side, opts Options) (*Compare, error) {
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
-	return newCompare(a, b, c, false)
+	m, err := newCompare(a, b, c, false)
+	if err != nil {
+		return nil, err
+	}
+	m.noMouse = opts.NoMouse
+	return m, nil
 }
 
 // newCompare builds the view on a Common of its own, or the explorer's when embedded.
@@ -291,7 +297,8 @@ func (m *Compare) finishedText() string {
 }
 
 // Update routes messages: results and ticks to the lockstep loop, keys to the help
-// overlay, the global bindings or the focused side's timeline.
+// overlay, the global bindings or the focused side's timeline, the mouse to the side
+// under the pointer.
 func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.c.terminal(msg) {
 		m.relayout()
@@ -308,6 +315,8 @@ func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.expire(msg.seq)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		return m, m.mouse(msg.(tea.MouseMsg))
 	}
 	return m, nil
 }
@@ -352,6 +361,9 @@ func (m *Compare) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
+	if !m.noMouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	return v
 }
 

@@ -41,7 +41,7 @@ func (m *Model) startCompare(side string) tea.Cmd {
 	if err != nil {
 		return m.setStatus(err.Error(), true)
 	}
-	c.after = m.after
+	c.after, c.noMouse = m.after, m.noMouse
 	m.playing = false
 	m.compare = c
 	return c.Init()

@@ -505,11 +505,12 @@ var fuzzCompareKeys = []string{"space", "n", "right", "b", "left", "+", "-", "r"
 	"h", "j", "k", "l", "up", "down", "[", "]", "0", "H", "L", "<", ">", "x", "pgup", "pgdown", "backspace", "d", "1", "p", "é"}
 
 // FuzzCompareUpdate drives the explorer into and out of the compare view under random
-// keys and sizes: no panic, and the screen always fits.
+// keys, clicks, wheel turns and sizes: no panic, and the screen always fits.
 func FuzzCompareUpdate(f *testing.F) {
 	f.Add([]byte("nnbb r?"), uint8(160), uint8(48))
 	f.Add([]byte{12, 12, 2, 9, 9, 3, 3, 3, 11, 13, 1}, uint8(70), uint8(20))
 	f.Add([]byte{7, 250, 90, 1, 1, 4, 7, 30, 10}, uint8(120), uint8(40))
+	f.Add([]byte{1, 1, 11, 100, 30, 0, 17, 40, 20, 0, 34, 130, 60, 2, 40, 200, 9, 1}, uint8(160), uint8(48))
 	f.Fuzz(func(t *testing.T, in []byte, w, h uint8) {
 		d := newDriver(t, "neupims", int(w), int(h))
 		d.m.opts = compareOptions(t)
@@ -526,6 +527,17 @@ func FuzzCompareUpdate(f *testing.F) {
 				i += 2
 			case b%23 == 19:
 				d.advance()
+			case b%23 == 11 || b%23 == 17:
+				var x, y, k int
+				if i+3 < len(in) {
+					x, y, k = int(in[i+1]), int(in[i+2])/3, int(in[i+3])
+				}
+				if b%23 == 11 {
+					d.send(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseButton(1 + k%3)})
+				} else {
+					d.send(tea.MouseWheelMsg{X: x, Y: y, Button: tea.MouseWheelUp + tea.MouseButton(k%4)})
+				}
+				i += 3
 			default:
 				d.keys(fuzzCompareKeys[int(b)%len(fuzzCompareKeys)])
 			}

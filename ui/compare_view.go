@@ -251,7 +251,7 @@ func (m *Compare) sideFigures(i, w int) []string {
 var compareGuide = []string{
 	"Both sides serve the same requests: side A's request stream (dataset, requests, arrivals, lengths, request trace, seed, prefill, steps and warm-up) after the command line's overrides. Each side keeps its own hardware, model, batch and KV policy; when the models differ the strip says so.",
 	"One step advances both sides by one decode iteration, and stepping back goes back on both. When one side has served every request it stops at its last step and the other goes on; the strip says which ended when.",
-	"Each side shows its timeline (the explorer's timeline: spans by sub-batch, ░ bubbles, group rows ▁ to █) and its figures. tab gives the other side's timeline the pane keys.",
+	"Each side shows its timeline (the explorer's timeline: spans by sub-batch, ░ bubbles, group rows ▁ to █) and its figures. tab, or a click on a side, gives that side's timeline the pane keys; a click on a timeline also moves its cursor there, and the wheel over a side zooms its timeline.",
 	"The strip compares the step shown: A, B, the difference B−A (percentage points for utilisation) and the ratio B/A, with a bar per recent step of that ratio, scaled from its least to its greatest value (the range follows). A ratio better for B than for A is green, a worse one red; the number says it without colour. – marks a figure a side does not have at this step.",
 }
 
