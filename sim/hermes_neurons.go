@@ -472,8 +472,11 @@ func (ns *neuronSim) calibrate() {
 }
 
 // nativeOrder is block id's seeded permutation from rank to native index.
-func nativeOrder(seed uint64, id, n int) []int32 {
-	g := wyrng{s: hash3(seed, 0x6e6174697665, uint64(id))}
+func nativeOrder(seed uint64, id, n int) []int32 { return shuffled(seed, 0x6e6174697665, id, n) }
+
+// shuffled is a seeded permutation of 0…n-1 for block id, one per salt.
+func shuffled(seed, salt uint64, id, n int) []int32 {
+	g := wyrng{s: hash3(seed, salt, uint64(id))}
 	native := make([]int32, n)
 	for i := range native {
 		native[i] = int32(i)
@@ -547,10 +550,12 @@ func (ns *neuronSim) mapOffline(c neuronCosts) {
 	frac := min(1, c.budget/total)
 	switch ns.pol.Mapper {
 	case MapperRandom:
+		// Exactly the budget's share of each block, so the random set never holds more
+		// GPU memory than the budget (a coin per neuron overshot it by chance).
 		for _, b := range ns.blocks {
-			g := wyrng{s: hash3(ns.seed, 0x72616e646f6d, uint64(b.id))}
-			for r := range b.n {
-				if float64(g.u64()>>11)/(1<<53) < frac {
+			k := int32(frac * float64(b.n))
+			for r, v := range shuffled(ns.seed, 0x72616e646f6d, b.id, b.n) {
+				if v < k {
 					b.setGPU(r)
 				}
 			}

@@ -573,3 +573,32 @@ func TestNeuronSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// Every mapper keeps the GPU-resident neurons within the byte budget, and the random and
+// fraction mappers fill it to within one neuron per block.
+func TestMappersKeepTheBudget(t *testing.T) {
+	sp := testHermes().Hermes.Sparsity
+	for _, m := range []string{MapperGreedy, MapperRandom, mapperFraction} {
+		p := testHermes().Hermes.Policy
+		p.Mapper = m
+		const layers = 8
+		by := [2]float64{10, 20}
+		total := float64(layers) * (64*by[0] + 256*by[1])
+		budget := 0.37 * total
+		ns, err := newNeuronSim(sp, p, 3, layers, [2]int{64, 256}, by, 2, neuronCosts{gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}, budget: budget, homes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held, slack float64
+		for _, b := range ns.blocks {
+			held += float64(b.slot) * b.bytes
+			slack += b.bytes
+		}
+		if held > budget {
+			t.Errorf("%s: %g bytes on the GPU, budget %g", m, held, budget)
+		}
+		if m != MapperGreedy && held < budget-slack {
+			t.Errorf("%s: %g bytes on the GPU leave more than a neuron per block of the budget %g unused", m, held, budget)
+		}
+	}
+}
