@@ -25,20 +25,27 @@ func testNeuPIMs() Config {
 	}
 }
 
+// eachStep steps e to the end of its run, calling fn with every snapshot.
+func eachStep(t testing.TB, e *Engine, fn func(*Snapshot)) {
+	t.Helper()
+	for {
+		s, err := e.Step()
+		if errors.Is(err, ErrDone) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(s)
+	}
+}
+
 func runAll(t testing.TB, c Config) (*Engine, Result) {
 	e, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, err := e.Step()
-		if errors.Is(err, ErrDone) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	eachStep(t, e, func(*Snapshot) {})
 	return e, e.Result()
 }
 
@@ -69,14 +76,7 @@ func TestEveryTokenIsGenerated(t *testing.T) {
 	}
 	want := 0
 	seen := map[int]int{}
-	for {
-		s, err := e.Step()
-		if errors.Is(err, ErrDone) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachStep(t, e, func(s *Snapshot) {
 		if s.Batch > 64 {
 			t.Fatalf("batch %d above the limit", s.Batch)
 		}
@@ -89,7 +89,7 @@ func TestEveryTokenIsGenerated(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	r := e.Result()
 	if r.RequestsCompleted != 200 {
 		t.Fatalf("completed %d", r.RequestsCompleted)

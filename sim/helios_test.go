@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -442,18 +441,12 @@ func runHeLioS(t *testing.T, c Config) (*Engine, []*Snapshot) {
 		t.Fatal(err)
 	}
 	var snaps []*Snapshot
-	for {
-		s, err := e.Step()
-		if errors.Is(err, ErrDone) {
-			return e, snaps
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachStep(t, e, func(s *Snapshot) {
 		if len(snaps) < 4 {
 			snaps = append(snaps, s)
 		}
-	}
+	})
+	return e, snaps
 }
 
 // Each layer's phases are barrier-separated; the attention barrier is where per-PE load

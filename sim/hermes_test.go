@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -432,20 +431,13 @@ func TestAblationMechanisms(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		for {
-			s, err := e.Step()
-			if errors.Is(err, ErrDone) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachStep(t, e, func(s *Snapshot) {
 			if s.Prefills == 0 && s.Step > 11 {
 				dec += s.IterTime
 				imb += s.Metrics.LoadImbalance
 				n++
 			}
-		}
+		})
 		return dec, imb / float64(n)
 	}
 	random, _ := run(func(p *HermesPolicy) { p.Remap, p.Adjust, p.Mapper = false, false, MapperRandom })
@@ -526,14 +518,7 @@ func TestNeuronSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		s, err := e.Step()
-		if errors.Is(err, ErrDone) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachStep(t, e, func(s *Snapshot) {
 		nr := s.Neurons
 		if nr.Reason != "" || len(nr.Locations) != 9 || len(nr.Blocks) != 8 {
 			t.Fatalf("step %d: reason %q, %d locations, %d blocks", s.Step, nr.Reason, len(nr.Locations), len(nr.Blocks))
@@ -571,7 +556,7 @@ func TestNeuronSnapshot(t *testing.T) {
 		if s.Batch > 0 && closed != edge {
 			t.Errorf("step %d: window %d/%d, remap figures %v", s.Step, st.WindowPos, st.Window, st.RemapBefore)
 		}
-	}
+	})
 }
 
 // Every mapper keeps the GPU-resident neurons within the byte budget, and the random and

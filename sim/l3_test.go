@@ -183,14 +183,7 @@ func TestChunkedPrefillCarriesOver(t *testing.T) {
 	sys := e.sys.(*l3)
 	chunked, multi := 0, 0
 	seen := map[int]int{}
-	for {
-		s, err := e.Step()
-		if errors.Is(err, ErrDone) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachStep(t, e, func(s *Snapshot) {
 		for i := range sys.it.n {
 			for _, ch := range sys.it.sb[i].pre {
 				seen[ch.r.ID]++
@@ -202,7 +195,7 @@ func TestChunkedPrefillCarriesOver(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	for _, n := range seen {
 		if n > 1 {
 			multi++
