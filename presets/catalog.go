@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/pelletier/go-toml/v2"
@@ -43,6 +44,9 @@ type DatasetEntry struct {
 	OutputMin  int     `toml:"output_min"`
 	OutputMax  int     `toml:"output_max"`
 	MaxSeqLen  int     `toml:"max_seq_len"`
+	LiveCap    bool    `toml:"live_cap"`
+	InputBins  []int   `toml:"input_bins"`
+	OutputBins []int   `toml:"output_bins"`
 	Source     string  `toml:"source"`
 }
 
@@ -119,8 +123,12 @@ func loadCatalogs() (*catalogs, error) {
 		c.modelNames = append(c.modelNames, x.Name)
 	}
 	for _, x := range d.Dataset {
-		if x.InputMean <= 0 || x.OutputMean <= 0 || x.InputMax < x.InputMin || x.OutputMax < x.OutputMin {
+		if x.InputMean <= 0 || x.OutputMean <= 0 || x.InputMax < x.InputMin || x.OutputMax < x.OutputMin ||
+			slices.ContainsFunc(x.InputBins, nonPositive) || slices.ContainsFunc(x.OutputBins, nonPositive) {
 			return nil, fmt.Errorf("catalog/datasets.toml: dataset %q has an impossible length distribution", x.Name)
+		}
+		if x.LiveCap && x.MaxSeqLen <= 0 {
+			return nil, fmt.Errorf("catalog/datasets.toml: dataset %q caps the live context (live_cap) but sets no max_seq_len", x.Name)
 		}
 		c.datasets[x.Name] = x
 		c.datasetNames = append(c.datasetNames, x.Name)
@@ -134,6 +142,8 @@ func loadCatalogs() (*catalogs, error) {
 	}
 	return c, nil
 }
+
+func nonPositive(n int) bool { return n < 1 }
 
 // Models lists the catalogue's models in file order.
 func Models() []ModelEntry {
@@ -195,7 +205,8 @@ func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
 		TP: f.Model.TP, PP: f.Model.PP, Precision: f.Model.PrecisionBytes,
 		Workload: sim.Workload{
 			Dataset: sim.Dataset{Name: ds.Name, Display: ds.Display, InMean: ds.InputMean, InStd: ds.InputStd, InMin: ds.InputMin, InMax: ds.InputMax,
-				OutMean: ds.OutputMean, OutStd: ds.OutputStd, OutMin: ds.OutputMin, OutMax: ds.OutputMax, MaxSeqLen: ds.MaxSeqLen},
+				OutMean: ds.OutputMean, OutStd: ds.OutputStd, OutMin: ds.OutputMin, OutMax: ds.OutputMax, MaxSeqLen: ds.MaxSeqLen,
+				InBins: ds.InputBins, OutBins: ds.OutputBins, LiveCap: ds.LiveCap},
 			Requests: f.Workload.Requests, MaxBatch: f.Workload.Batch, Arrival: f.Workload.Arrival, Rate: f.Workload.RatePerS,
 			Prefill: f.Workload.Prefill, KVPolicy: f.Workload.KVPolicy, InputLen: f.Workload.InputLen, OutputLen: f.Workload.OutputLen, Trace: trace,
 			Seed: uint64(f.Workload.Seed), Steps: f.Workload.Steps, Warmup: f.Workload.Warmup,

@@ -296,7 +296,7 @@ func (e *Engine) refill() {
 			if w.Arrival != ArrivalPoisson && w.Trace == nil {
 				arr = 0
 			}
-			e.nextReq = &Request{ID: e.created + 1, InputLen: in, OutputLen: out, Arrival: arr, Loc: -1}
+			e.nextReq = &Request{ID: e.created + 1, InputLen: in, OutputLen: out, Arrival: arr, Loc: -1, window: e.gen.window}
 			e.created++
 		}
 		if e.nextReq == nil || e.nextReq.Arrival > e.now {

@@ -34,7 +34,7 @@ func newKVPool(locations, perLocation int, blocks func(int) (int, int)) *kvPool 
 func (p *kvPool) need(r *Request) int {
 	n := r.SeqLen()
 	if p.full {
-		n = r.InputLen + r.OutputLen
+		n = r.FinalLen()
 		if p.reserveLen > 0 {
 			n = p.reserveLen
 		}

@@ -34,10 +34,24 @@ type Request struct {
 	reserved         int // blocks reserved for the request's full length
 	prefilled        bool
 	ready            Time // when its KV cache can join the decode batch (disaggregated prefill)
+	window           int  // most tokens its context keeps (Dataset.LiveCap), 0 = no cap
 }
 
 // SeqLen is the number of tokens in the request's KV cache.
-func (r *Request) SeqLen() int { return r.InputLen + r.Generated }
+func (r *Request) SeqLen() int {
+	if n := r.InputLen + r.Generated; r.window <= 0 || n < r.window {
+		return n
+	}
+	return r.window
+}
+
+// FinalLen is the number of tokens in its KV cache when it generates its last token.
+func (r *Request) FinalLen() int {
+	if n := r.InputLen + r.OutputLen; r.window <= 0 || n < r.window {
+		return n
+	}
+	return r.window
+}
 
 // RequestRow is a request as the request pool table shows it.
 type RequestRow struct {

@@ -11,9 +11,11 @@ import (
 	"strings"
 )
 
-// Dataset is a request-length distribution: input and output lengths each drawn from a
-// log-normal truncated to [Min, Max] whose mean and standard deviation match the dataset's
-// published statistics (design §3).
+// Dataset is a request-length distribution. Input and output lengths are each drawn from
+// the dataset's empirical quantiles when it has them (InBins, OutBins: the means of
+// equally likely slices of the sorted data, one drawn uniformly), otherwise from a
+// log-normal truncated to [Min, Max] whose mean and standard deviation match the
+// dataset's published statistics (design §3).
 type Dataset struct {
 	Name            string
 	Display         string
@@ -21,7 +23,14 @@ type Dataset struct {
 	InMin, InMax    int
 	OutMean, OutStd float64
 	OutMin, OutMax  int
-	MaxSeqLen       int // cap on input+output (0 = none)
+	MaxSeqLen       int   // cap on the sequence (0 = none); see LiveCap
+	InBins, OutBins []int // empirical quantiles: equally likely bin means (nil: the log-normal)
+	// LiveCap makes MaxSeqLen cap the live context instead of the request: a request
+	// generates its whole output while its KV cache and attention keep at most MaxSeqLen
+	// tokens, as the NeuPIMs authors' trace generator counts a request's length
+	// (trace-generator/get_distributions.py, Request.get_seq_len). Without it input +
+	// output are cut to MaxSeqLen, as a serving system ends a request at its context limit.
+	LiveCap bool
 }
 
 // TraceRequest is one row of a request trace.
@@ -92,11 +101,20 @@ func (d lengthDist) sample(r *rand.Rand) int {
 	return min(max(v, d.lo), d.hi)
 }
 
+// binned samples one of equally likely values: an empirical quantile table.
+type binned []int
+
+func (b binned) sample(r *rand.Rand) int { return b[r.IntN(len(b))] }
+
+// lengthSampler draws one length.
+type lengthSampler interface{ sample(*rand.Rand) int }
+
 // generator produces the requests of a workload in arrival order.
 type generator struct {
 	rng      *rand.Rand
-	in, out  lengthDist
+	in, out  lengthSampler
 	maxSeq   int
+	window   int // live-context cap handed to each request (Dataset.LiveCap), 0 = none
 	fixedIn  int
 	fixedOut int
 	rate     float64 // Poisson arrivals per second; 0 = all at time 0
@@ -111,8 +129,16 @@ func newGenerator(w Workload, rng *rand.Rand) *generator {
 		g.rate = w.Rate
 	}
 	ds := w.Dataset
-	g.in = newLengthDist(ds.InMean, ds.InStd, ds.InMin, ds.InMax)
-	g.out = newLengthDist(ds.OutMean, ds.OutStd, ds.OutMin, ds.OutMax)
+	g.in, g.out = newLengthDist(ds.InMean, ds.InStd, ds.InMin, ds.InMax), newLengthDist(ds.OutMean, ds.OutStd, ds.OutMin, ds.OutMax)
+	if len(ds.InBins) > 0 {
+		g.in = binned(ds.InBins)
+	}
+	if len(ds.OutBins) > 0 {
+		g.out = binned(ds.OutBins)
+	}
+	if ds.LiveCap && w.Trace == nil && w.InputLen <= 0 && w.OutputLen <= 0 {
+		g.window, g.maxSeq = ds.MaxSeqLen, 0
+	}
 	return g
 }
 
