@@ -105,7 +105,9 @@ type PIMSec struct {
 	DualRowBuffer      bool `toml:"dual_row_buffer" doc:"NeuPIMs dual row buffers (false: blocked single-row-buffer PIM)"`
 	TileCycles         int  `toml:"tile_cycles" min:"1" max:"1000000" doc:"L_tile: PIM GEMV latency of one tile, memory cycles"`
 	GWriteCycles       int  `toml:"gwrite_cycles" min:"0" max:"1000000" doc:"L_GWRITE: global-buffer load latency, memory cycles"`
-	MultipliersPerBank int  `toml:"multipliers_per_bank" min:"1" max:"4096" doc:"multipliers per bank (informational: folded into tile_cycles)"`
+	MultipliersPerBank int  `toml:"multipliers_per_bank" min:"1" max:"4096" doc:"multipliers per bank: elements one COMP takes from each bank's row"`
+	CompCycles         int  `toml:"comp_cycles" min:"0" max:"1000" doc:"memory cycles between two COMPs of a PIM GEMV (0: every tile costs tile_cycles, as Algorithm 1 charges)"`
+	MinComps           int  `toml:"min_comps" min:"0" max:"1000" doc:"COMP slots a PIM GEMV takes at least (the adder tree's pipeline fill)"`
 }
 
 // SchedSec holds the scheduling switches.

@@ -27,7 +27,8 @@ func (mm *MemSec) apply(cfg *sim.Config, _ *catalogs) error {
 }
 
 func (p *PIMSec) apply(cfg *sim.Config, _ *catalogs) error {
-	cfg.PIM = sim.PIM{Enabled: p.Enabled, DualRowBuffer: p.DualRowBuffer, TileCycles: p.TileCycles, GWriteCycles: p.GWriteCycles, MultipliersPerBank: p.MultipliersPerBank}
+	cfg.PIM = sim.PIM{Enabled: p.Enabled, DualRowBuffer: p.DualRowBuffer, TileCycles: p.TileCycles, GWriteCycles: p.GWriteCycles, MultipliersPerBank: p.MultipliersPerBank,
+		CompCycles: p.CompCycles, MinComps: p.MinComps}
 	return nil
 }
 

@@ -95,6 +95,8 @@ type PIM struct {
 	TileCycles         int
 	GWriteCycles       int
 	MultipliersPerBank int
+	CompCycles         int // cycles between two COMPs of a PIM_GEMV (0: every tile costs TileCycles)
+	MinComps           int // COMP slots a PIM_GEMV takes at least (the adder tree's pipeline fill)
 }
 
 // Scheduler holds the policy switches of a system.

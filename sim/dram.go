@@ -1,8 +1,9 @@
 package sim
 
 // DRAMTiming holds the DRAM timing parameters in memory-clock cycles. The analytical model
-// folds command-level timing into the PIM tile latencies (as the NeuPIMs authors' scheduler does); these values
-// are carried so a user can see the organisation the latencies stand for.
+// folds command-level timing into the PIM tile latencies (as the NeuPIMs authors' scheduler
+// does); tRP, tRCD and tWR also price a single-row-buffer bank's switch between memory and
+// PIM rows (blocked mode), and the rest show the organisation the latencies stand for.
 type DRAMTiming struct {
 	RP, RCD, RAS, RRDL, WR, CCDS, CCDL, REFI, RFC, FAW int
 }

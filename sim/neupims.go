@@ -48,7 +48,8 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 		ComputeEff:   c.NPU.GEMMEfficiency,
 		MemoryEff:    c.NPU.MemoryEfficiency,
 	}
-	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel}
+	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel,
+		Multipliers: c.PIM.MultipliersPerBank, CompCycles: c.PIM.CompCycles, MinComps: c.PIM.MinComps}
 	n.lane = []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"}}
 	if c.PIM.Enabled {
 		for i := range m.Channels {
@@ -133,7 +134,8 @@ func (n *neupims) utilKeys() []string {
 	return []string{"npu", "bandwidth"}
 }
 
-// mha is Algorithm 1 for one request on one device and layer.
+// mha is Algorithm 1 for one request on one device and layer: the scheduler's estimate,
+// which Algorithm 2 balances the channels with.
 func (n *neupims) mha(seq int) (logit, attend int) {
 	return n.pim.MHALatency(seq, n.sh.KVHeadsDev(), n.sh.HeadDim)
 }
@@ -198,12 +200,14 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 func (n *neupims) grow(r *Request) bool { return n.kv.grow(r) }
 func (n *neupims) release(r *Request)   { n.kv.release(r) }
 
-// sbiActive reports whether this iteration uses sub-batch interleaving: the switch is on,
-// the configured batch is at least sbi_min_batch (the authors' simulator enables SBI for
-// batch sizes from 256) and there are at least two requests to split.
+// sbiActive reports whether an iteration of b decoding requests uses sub-batch
+// interleaving: the switch is on and the live batch is at least sbi_min_batch. The
+// authors' simulator enables SBI "only when batch size >= 256" (README), on a batch its
+// trace keeps full; deciding on the live batch keeps a batch that has drained (the end of
+// a run) from splitting and streaming the weights twice for a handful of requests.
 func (n *neupims) sbiActive(b int) bool {
 	s := n.cfg.Scheduler
-	return s.SubBatchInterleaving && n.cfg.Workload.MaxBatch >= s.SBIMinBatch && b >= 2
+	return s.SubBatchInterleaving && b >= max(2, s.SBIMinBatch)
 }
 
 // split partitions the decode batch. With SBI it is Algorithm 3 over each channel's
@@ -255,11 +259,24 @@ type emitter struct {
 	n     *neupims
 	s     *Schedule
 	stage int
+	sbi   bool
+	// npuBytes is the external-bus traffic of the NPU ops of the current stage so far: in
+	// blocked mode the PIM channels serve it through the row buffer they compute with.
+	npuBytes float64
 }
 
 func (em *emitter) add(op Op, layer, sb int, deps ...int) int {
 	op.Layer, op.SubBatch, op.Stage = layer, sb, em.stage
+	if op.Lane == laneNPUS {
+		em.npuBytes += op.Bytes
+	}
 	return em.s.Add(op, deps...)
+}
+
+// nextStage moves to the next barrier stage of the A–F schedule.
+func (em *emitter) nextStage() {
+	em.stage++
+	em.npuBytes = 0
 }
 
 // qkv emits LayerNorm and the QKV GEMM of one (sub-)batch; the new token's K and V are
@@ -276,77 +293,62 @@ func (em *emitter) qkv(reqs []*Request, layer, sb int, deps ...int) int {
 // sbLoad is a (sub-)batch's attention work, the same in every layer of an iteration, so
 // it is computed once per iteration rather than once per layer.
 type sbLoad struct {
-	logit, attend []int64 // PIM cycles per channel (Algorithm 1 summed over its requests)
-	softElems     int     // logits the vector units normalise
-	flops, bytes  float64 // NPU-only: attention GEMV work and KV bytes streamed
+	logit, attend []Time // per channel: PIM time of the kernels as they execute (MHAExec)
+	chain         []Time // per channel, blocked mode: what each head's chain adds (blockedHead)
+	softElems     int    // logits the vector units normalise
+	npu           npuAttention
 }
 
 func (n *neupims) sbLoad(reqs []*Request) sbLoad {
 	sh := n.sh
 	var w sbLoad
-	if n.cfg.PIM.Enabled {
-		w.logit, w.attend = make([]int64, n.ch), make([]int64, n.ch)
+	pim := n.cfg.PIM
+	if pim.Enabled {
+		w.logit, w.attend = make([]Time, n.ch), make([]Time, n.ch)
+		if !pim.DualRowBuffer {
+			w.chain = make([]Time, n.ch)
+		}
 	}
+	clk := n.cfg.Memory.ClockGHz
 	for _, r := range reqs {
 		L := r.SeqLen()
 		w.softElems += sh.HeadsDev() * L
-		w.flops += 2 * float64(sh.HeadsDev()*sh.HeadDim*L)
-		w.bytes += float64(L * sh.KVEmbedDev() * sh.Precision)
-		if w.logit != nil {
-			l, a := n.mha(L)
-			w.logit[r.Loc] += int64(l)
-			w.attend[r.Loc] += int64(a)
+		if !pim.Enabled {
+			n.npuAttend(&w.npu, L)
+			continue
+		}
+		l, a := n.pim.MHAExec(L, sh.KVHeadsDev(), sh.HeadDim)
+		w.logit[r.Loc] += Cycles(float64(l), clk)
+		w.attend[r.Loc] += Cycles(float64(a), clk)
+		if w.chain != nil {
+			w.chain[r.Loc] += Time(sh.HeadsDev()) * n.blockedHead(L)
 		}
 	}
 	return w
 }
 
 // mhaOps emits attention for one (sub-)batch and returns the ops the projection waits for.
-// blockedBy, when not -1, is an NPU op whose memory traffic must finish first because the
-// PIM shares the single row buffer with it.
-func (em *emitter) mhaOps(w *sbLoad, layer, sb, after int, blockedBy int) []int {
+func (em *emitter) mhaOps(w *sbLoad, layer, sb, after int) []int {
 	n := em.n
-	soft := n.vec("softmax", w.softElems, 3)
-	deps := []int{after}
-	if blockedBy >= 0 {
-		deps = append(deps, blockedBy)
-	}
 	if !n.cfg.PIM.Enabled {
-		// NPU-only: the GEMVs stream K and V from HBM on the NPU (memory-bound).
-		lg := em.add(Op{Name: "logit", Lane: laneNPUS, Dur: n.npu.Time(w.flops, w.bytes), FLOPs: w.flops, Bytes: w.bytes}, layer, sb, deps...)
-		sm := em.add(soft, layer, sb, lg)
-		at := em.add(Op{Name: "attend", Lane: laneNPUS, Dur: n.npu.Time(w.flops, w.bytes), FLOPs: w.flops, Bytes: w.bytes}, layer, sb, sm)
-		return []int{at}
+		return em.npuMHA(w, layer, sb, after)
 	}
-	clk := n.cfg.Memory.ClockGHz
+	soft := n.vec("softmax", w.softElems, 3)
 	out := make([]int, 0, n.ch+1)
 	if n.cfg.PIM.DualRowBuffer {
 		// Dual row buffers: softmax on the vector units overlaps the GEMVs head by head
-		// (Fig. 10), so each channel runs logit and attend back to back.
+		// (Fig. 10) and the logits travel through the MEM row buffer, so each channel runs
+		// logit and attend back to back.
 		for c := range n.ch {
 			if w.logit[c] == 0 {
 				continue
 			}
-			out = append(out, em.add(Op{Name: "MHA", Lane: lanePIM0 + c, Dur: Cycles(float64(w.logit[c]+w.attend[c]), clk)}, layer, sb, deps...))
+			out = append(out, em.add(Op{Name: "MHA", Lane: lanePIM0 + c, Dur: w.logit[c] + w.attend[c]}, layer, sb, after))
 		}
-		out = append(out, em.add(soft, layer, sb, deps...))
+		out = append(out, em.add(soft, layer, sb, after))
 		return out
 	}
-	// Blocked mode: logits cannot reach the vector units while the PIM computes, so softmax
-	// waits for every channel's logit GEMV and the attend GEMVs wait for softmax (§4.2).
-	lg := make([]int, 0, n.ch)
-	for c := range n.ch {
-		if w.logit[c] > 0 {
-			lg = append(lg, em.add(Op{Name: "logit", Lane: lanePIM0 + c, Dur: Cycles(float64(w.logit[c]), clk)}, layer, sb, deps...))
-		}
-	}
-	sm := em.add(soft, layer, sb, lg...)
-	for c := range n.ch {
-		if w.attend[c] > 0 {
-			out = append(out, em.add(Op{Name: "attend", Lane: lanePIM0 + c, Dur: Cycles(float64(w.attend[c]), clk)}, layer, sb, sm))
-		}
-	}
-	return out
+	return em.blockedMHA(w, soft, layer, sb, after)
 }
 
 // projFFN emits the output projection and the FFN of one (sub-)batch.
@@ -375,9 +377,6 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	}
 	sb := n.split(decode)
 	w := [2]sbLoad{n.sbLoad(sb[0]), n.sbLoad(sb[1])}
-	// Blocked PIM shares its single row buffer with the NPU's memory traffic: PIM work of
-	// a stage can only start once the NPU's traffic of that stage is done.
-	blocked := n.cfg.PIM.Enabled && !n.cfg.PIM.DualRowBuffer
 	if sb[1] == nil {
 		// Serial schedule (Fig. 11a): QKV → MHA → Proj/FFN, layer after layer.
 		prev := -1
@@ -388,40 +387,35 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			} else {
 				q = em.qkv(sb[0], l, 0)
 			}
-			m := em.mhaOps(&w[0], l, 0, q, -1)
+			m := em.mhaOps(&w[0], l, 0, q)
 			prev = em.projFFN(sb[0], l, 0, m...)
 		}
 		return nil
 	}
 	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (StageProgram; Fig. 11b),
 	// with C and D repeated once per further layer and a barrier at every stage boundary.
-	guard := func(npuLast int) int {
-		if blocked {
-			return npuLast
-		}
-		return -1
-	}
+	em.sbi = true
 	names := []string{"A", "B"}
 	q1 := em.qkv(sb[0], 0, 1)
-	em.stage++
+	em.nextStage()
 	q2 := em.qkv(sb[1], 0, 2)
-	m1 := em.mhaOps(&w[0], 0, 1, q1, guard(q2))
+	m1 := em.mhaOps(&w[0], 0, 1, q1)
 	var m2 []int
 	for l := 0; l < N-1; l++ {
-		em.stage++
+		em.nextStage()
 		p := em.projFFN(sb[0], l, 1, m1...)
 		q1 = em.qkv(sb[0], l+1, 1, p)
-		m2 = em.mhaOps(&w[1], l, 2, q2, guard(q1))
-		em.stage++
+		m2 = em.mhaOps(&w[1], l, 2, q2)
+		em.nextStage()
 		p = em.projFFN(sb[1], l, 2, m2...)
 		q2 = em.qkv(sb[1], l+1, 2, p)
-		m1 = em.mhaOps(&w[0], l+1, 1, q1, guard(q2))
+		m1 = em.mhaOps(&w[0], l+1, 1, q1)
 		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
 	}
-	em.stage++
-	p := em.projFFN(sb[0], N-1, 1, m1...)
-	m2 = em.mhaOps(&w[1], N-1, 2, q2, guard(p))
-	em.stage++
+	em.nextStage()
+	em.projFFN(sb[0], N-1, 1, m1...)
+	m2 = em.mhaOps(&w[1], N-1, 2, q2)
+	em.nextStage()
 	em.projFFN(sb[1], N-1, 2, m2...)
 	names = append(names, "E", "F")
 	marks := make([]StageMark, len(names))

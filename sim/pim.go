@@ -1,12 +1,17 @@
 package sim
 
-// PIMParams are the parameters of NeuPIMs Algorithm 1 (MHA latency estimation). The tile
-// and GWRITE latencies are the artifact's scheduler constants (NeuPIMs' public simulator, Scheduler.cc).
+// PIMParams are the parameters of NeuPIMs Algorithm 1 (MHA latency estimation) and of the
+// attention kernels the PIM executes. The tile and GWRITE latencies are the artifact's
+// scheduler constants (NeuPIMs' public simulator, Scheduler.cc); the COMP figures come from
+// its memory model (extern/NewtonSim/src/channel_state.cc).
 type PIMParams struct {
-	TileCycles   int // L_tile: GEMV latency of one PIM tile (one row in every bank)
+	TileCycles   int // L_tile: GEMV latency of one full PIM tile (one row in every bank)
 	GWriteCycles int // L_GWRITE: latency to load the global vector buffer
 	PageElems    int // P_DRAM: page size in elements (1 KB of FP16 = 512)
 	Banks        int // B_chnl: PIM banks per channel
+	Multipliers  int // per bank: elements one COMP (dot-product step) takes from the row
+	CompCycles   int // cycles between two COMPs of a PIM_GEMV; 0: every tile costs L_tile
+	MinComps     int // the adder tree's pipeline fill: a PIM_GEMV takes at least this many COMP slots
 }
 
 // MHALatency is NeuPIMs Algorithm 1 as the authors' simulator implements it
@@ -26,6 +31,46 @@ func (p PIMParams) MHALatency(seqLen, heads, headDim int) (logit, attend int) {
 	tilesV := ceilDiv(headDim, p.Banks) * chunksV
 	attend = p.GWriteCycles*chunksV + p.TileCycles*tilesV
 	return logit, attend
+}
+
+// MHAExec is the PIM cycles one request's attention takes in one layer when the kernels
+// run what the tiles hold, where Algorithm 1 charges every tile in full.
+//
+// The attend kernel (NeuPIMSAttend.cc) issues, for each head and each P-token chunk of the
+// sequence, one GWRITE of the logits and one PIM_GEMV per ceil(headDim/B) tiles; a full
+// chunk's GEMV has P/Multipliers COMPs, but the last chunk's has only
+// ceil(tokens left/Multipliers). The logit kernel (NeuPIMSLogitSoftmax.cc) fills a tile with
+// P/headDim heads, so when the device's embedding is not a multiple of P the last chunk's
+// tiles carry fewer heads and fewer COMPs. The memory model (channel_state.cc) spaces the
+// COMPs CompCycles apart with a floor of MinComps, so a tile of c COMPs takes
+// L_tile − CompCycles·(full − max(c, MinComps)) cycles. Algorithm 1's estimate (MHALatency)
+// is still what the scheduler balances channels with (Algorithm 2).
+func (p PIMParams) MHAExec(seqLen, heads, headDim int) (logit, attend int) {
+	if seqLen < 1 {
+		seqLen = 1
+	}
+	embed := heads * headDim
+	chunks := ceilDiv(embed, p.PageElems)
+	lastHeads := ceilDiv(embed-(chunks-1)*p.PageElems, headDim)
+	perHead := ceilDiv(headDim, max(1, p.Multipliers))
+	keyTile := (chunks-1)*p.tile(ceilDiv(p.PageElems, headDim)*perHead) + p.tile(lastHeads*perHead)
+	logit = p.GWriteCycles*chunks + ceilDiv(seqLen, p.Banks)*keyTile
+	full, rest := seqLen/p.PageElems, seqLen%p.PageElems
+	tilesV := ceilDiv(headDim, p.Banks)
+	v := full * (p.GWriteCycles + tilesV*p.tile(ceilDiv(p.PageElems, max(1, p.Multipliers))))
+	if rest > 0 {
+		v += p.GWriteCycles + tilesV*p.tile(ceilDiv(rest, max(1, p.Multipliers)))
+	}
+	return logit, heads * v
+}
+
+// tile is the cycles of one PIM tile whose GEMV issues comps COMPs.
+func (p PIMParams) tile(comps int) int {
+	if p.CompCycles <= 0 {
+		return p.TileCycles
+	}
+	full := ceilDiv(p.PageElems, max(1, p.Multipliers))
+	return p.TileCycles - p.CompCycles*(full-min(full, max(comps, p.MinComps)))
 }
 
 // MHALatencyLiteral is Algorithm 1 exactly as printed in the paper, with real division and
