@@ -62,6 +62,7 @@ type GPUEntry struct {
 }
 
 type catalogs struct {
+	gpuMemoryEfficiency                float64 // the one streaming efficiency of every GPU
 	models                             map[string]ModelEntry
 	datasets                           map[string]DatasetEntry
 	gpus                               map[string]GPUEntry
@@ -100,7 +101,8 @@ func loadCatalogs() (*catalogs, error) {
 		Dataset []DatasetEntry `toml:"dataset"`
 	}
 	var g struct {
-		GPU []GPUEntry `toml:"gpu"`
+		MemoryEfficiency float64    `toml:"memory_efficiency"`
+		GPU              []GPUEntry `toml:"gpu"`
 	}
 	if err := decodeCatalog("models.toml", &m); err != nil {
 		return nil, err
@@ -111,7 +113,10 @@ func loadCatalogs() (*catalogs, error) {
 	if err := decodeCatalog("gpus.toml", &g); err != nil {
 		return nil, err
 	}
-	c := &catalogs{models: map[string]ModelEntry{}, datasets: map[string]DatasetEntry{}, gpus: map[string]GPUEntry{}}
+	if g.MemoryEfficiency <= 0 || g.MemoryEfficiency > 1 {
+		return nil, fmt.Errorf("catalog/gpus.toml: memory_efficiency %g is not a share of the bandwidth in (0, 1]", g.MemoryEfficiency)
+	}
+	c := &catalogs{gpuMemoryEfficiency: g.MemoryEfficiency, models: map[string]ModelEntry{}, datasets: map[string]DatasetEntry{}, gpus: map[string]GPUEntry{}}
 	for _, x := range m.Model {
 		if x.Layers < 1 || x.DModel < 1 || x.Heads < 1 || x.KVHeads < 1 || x.HeadDim < 1 || x.DFFN < 1 {
 			return nil, fmt.Errorf("catalog/models.toml: model %q has a non-positive dimension", x.Name)

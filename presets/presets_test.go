@@ -210,3 +210,45 @@ func presetConfig(t testing.TB, name string, sets ...string) sim.Config {
 	}
 	return cfg
 }
+
+// Every GPU of every family streams at the one efficiency catalog/gpus.toml states, so no
+// GPU baseline is faster or slower than another for want of a shared rule.
+func TestEveryGPUStreamsAtTheCatalogueRule(t *testing.T) {
+	c, err := catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := c.gpuMemoryEfficiency
+	seen := 0
+	for _, name := range Names() {
+		f, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float64
+		if f.GPU != nil {
+			got = append(got, f.GPU.MemoryEfficiency)
+		}
+		if f.L3 != nil {
+			got = append(got, f.L3.GPU.MemoryEfficiency)
+		}
+		if f.Platform != nil {
+			got = append(got, f.Platform.MemoryEfficiency)
+		}
+		if f.LoLPIM != nil {
+			got = append(got, f.LoLPIM.XPUMemoryEfficiency)
+		}
+		if f.Cluster != nil {
+			got = append(got, f.Cluster.MemoryEfficiency)
+		}
+		for _, e := range got {
+			seen++
+			if e != rule {
+				t.Errorf("%s: a GPU streams at %g of its bandwidth, the catalogue's rule is %g", name, e, rule)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("only %d GPUs found in the presets", seen)
+	}
+}
