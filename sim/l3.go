@@ -48,7 +48,9 @@ type l3 struct {
 	rsBusy, rsRecv, rsWork []Time // per rankset, this iteration (for the views)
 	bankUse                []float64
 	prefillSkip            bool
-	refused                bool // the last admit left a request waiting for KV space
+	refused                bool      // the last admit left a request waiting for KV space
+	single                 bool      // plan this iteration as one batch (HBM-PIM: splitting does not pay)
+	scratch                *Schedule // where splitIfItPays lays out the plans it compares
 }
 
 // l3Req is what the planner keeps per admitted request.

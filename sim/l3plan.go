@@ -87,8 +87,59 @@ func costOp(name string, lane int, c l3Cost, layer, sb int) Op {
 func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	if !p.built {
 		p.buildFixed(decode, prefill)
+		if p.lc.Attention == L3AttnHBMPIM && p.it.n == 2 {
+			p.splitIfItPays(decode, prefill)
+		}
 	}
 	p.built = false
+	p.emit(s)
+	it := &p.it
+	for i := range it.n {
+		for _, ch := range it.sb[i].pre {
+			p.state(ch.r).done = ch.f + ch.c
+		}
+	}
+	if p.pred.on {
+		for i := range it.n {
+			o := &it.sb[1-i]
+			if it.n == 1 {
+				o = &it.sb[0]
+			}
+			p.pred.observe(&it.sb[i], o, p.gpuSlot(&it.sb[i]), p.pimSlot(&it.sb[i], o.preTok))
+		}
+	}
+	return nil
+}
+
+// splitIfItPays keeps the HBM-PIM baseline's two decode sub-batches only when they make
+// the iteration shorter than one batch, as NeuPIMs/AttAcc-style systems split only where
+// it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
+// replica the FC layers are bound by reading the weights, and a second sub-batch reads
+// them twice. Both plans are laid out on a scratch schedule and the shorter one is kept.
+func (p *l3) splitIfItPays(decode, prefill []*Request) {
+	two := p.trial()
+	p.single = true
+	p.buildFixed(decode, prefill)
+	if one := p.trial(); two < one {
+		p.single = false
+		p.buildFixed(decode, prefill)
+	}
+	p.single = false
+}
+
+// trial lays the planned iteration out on a scratch schedule and returns its length.
+func (p *l3) trial() Time {
+	if p.scratch == nil {
+		p.scratch = NewSchedule(p.lane, 0, 0)
+	} else {
+		p.scratch.Reset(p.lane)
+	}
+	p.emit(p.scratch)
+	return p.scratch.Finish()
+}
+
+// emit lays the planned iteration's operations out on s.
+func (p *l3) emit(s *Schedule) {
 	it := &p.it
 	e := &l3Emit{p: p, s: s, rsLast: make([]int, p.nrs), rsBlock: make([]int, p.nrs)}
 	for r := range p.nrs {
@@ -140,21 +191,6 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			}
 		}
 	}
-	for i := range it.n {
-		for _, ch := range it.sb[i].pre {
-			p.state(ch.r).done = ch.f + ch.c
-		}
-	}
-	if p.pred.on {
-		for i := range it.n {
-			o := &it.sb[1-i]
-			if it.n == 1 {
-				o = &it.sb[0]
-			}
-			p.pred.observe(&it.sb[i], o, p.gpuSlot(&it.sb[i]), p.pimSlot(&it.sb[i], o.preTok))
-		}
-	}
-	return nil
 }
 
 // gpu emits sub-batch i's GPU work of layer l on every replica.

@@ -66,6 +66,9 @@ type l3Key struct{ s, id, i int }
 
 func (it *l3Iter) reset(p *l3) {
 	it.n = p.lc.SubBatches
+	if p.single {
+		it.n = 1
+	}
 	for i := range it.sb {
 		sb := &it.sb[i]
 		sb.dec, sb.pre = sb.dec[:0], sb.pre[:0]
