@@ -47,13 +47,13 @@ type L3LinkSec struct {
 type L3HostSec struct {
 	Channels          int         `toml:"channels" min:"1" max:"256" doc:"memory channels"`
 	DIMMsPerChannel   int         `toml:"dimms_per_channel" min:"1" max:"16" doc:"DIMMs per channel"`
-	RanksPerDIMM      int         `toml:"ranks_per_dimm" min:"1" max:"16" doc:"ranks per DIMM; ranks per channel = ranksets"`
+	RanksPerDIMM      int         `toml:"ranks_per_dimm" min:"1" max:"16" doc:"ranks per DIMM; ranks per channel = ranksets (§6.2 studies 2–16)"`
 	BankGroups        int         `toml:"bank_groups" min:"1" max:"64" doc:"bank groups per chip"`
 	BanksPerGroup     int         `toml:"banks_per_group" min:"1" max:"64" doc:"banks per bank group"`
 	ChipsPerRank      int         `toml:"chips_per_rank" min:"1" max:"64" doc:"data chips per rank (bus width / chip width)"`
 	ChipWidthBits     int         `toml:"chip_width_bits" min:"1" max:"64" doc:"data pins per chip (×8 = 8)"`
 	ClockMHz          float64     `toml:"clock_mhz" min:"100" max:"10000" doc:"I/O clock in MHz (DDR4-3200: 1600, tCK = 0.625 ns)"`
-	CapacityGiB       float64     `toml:"capacity_gib" min:"0.001" max:"1048576" doc:"host memory in GiB"`
+	CapacityGiB       float64     `toml:"capacity_gib" min:"0.001" max:"1048576" doc:"host memory in GiB (§6.2 studies 512 GB–4 TB)"`
 	CPUBandwidthGBps  float64     `toml:"cpu_bandwidth_gbps" min:"0" max:"100000" doc:"bandwidth the host CPU streams from all channels, GB/s"`
 	RowBytesPerChip   int         `toml:"row_bytes_per_chip" min:"8" max:"65536" doc:"one DRAM row (page) per chip in bytes"`
 	RowSwitchOverhead bool        `toml:"row_switch_overhead" doc:"charge tRP + tRCD for every row the PIM stream opens (false: hidden, as the L3 mapping reads rows contiguously)"`

@@ -2,6 +2,8 @@ package presets
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +169,52 @@ func TestL3AblationBySet(t *testing.T) {
 	}
 	if charged := run("l3.charge_relayout=true"); charged >= full {
 		t.Errorf("charging the re-layout: %.0f tok/s, full L3 %.0f; want lower", charged, full)
+	}
+}
+
+// The scalability study of §6.2 (Fig. 9) varies the host's ranksets (2–16 per channel:
+// bandwidth) and capacity (512 GB–4 TB) on GPT-175B: base 512 GB with 2 ranksets,
+// Bw-only 512 GB with 16, Cap-only 4 TB with 2, Bw-Cap 4 TB with 16. Each is a --set of the
+// l3 preset and runs on GPT-175B/OpenR1, its bank-PIM bandwidth scaling with the ranks.
+func TestL3ScalabilityConfigurationsRun(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		gib, dimms  int
+		tbps        float64 // 16 channels × ranksets × 204.8 GB/s
+		memoryFills bool    // within the 600 iterations run here
+	}{
+		{"base", 512, 1, 6.5536, true},
+		{"Bw-only", 512, 8, 52.4288, true},
+		{"Cap-only", 4096, 1, 6.5536, false},
+		{"Bw-Cap", 4096, 8, 52.4288, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := presetConfig(t, "l3", "l3.host.ranks_per_dimm=2", fmt.Sprintf("l3.host.dimms_per_channel=%d", tc.dimms),
+				fmt.Sprintf("l3.host.capacity_gib=%d", tc.gib), "workload.steps=600")
+			if got := cfg.L3.Host.BankPIMBandwidth() / 1e12; math.Abs(got-tc.tbps) > 1e-6 {
+				t.Fatalf("bank-PIM bandwidth %.4f TB/s, want %.4f", got, tc.tbps)
+			}
+			e, err := sim.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := false
+			for {
+				s, err := e.Step()
+				if errors.Is(err, sim.ErrDone) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				full = full || s.Queue > 0 && float64(s.KV.Reserved) > 0.95*float64(s.KV.Capacity)
+			}
+			if r := e.Result(); r.ThroughputTokS <= 0 || r.Iterations != 600 {
+				t.Fatalf("%d iterations at %.0f tok/s", r.Iterations, r.ThroughputTokS)
+			}
+			if full != tc.memoryFills {
+				t.Fatalf("host memory full with requests waiting: %v, want %v", full, tc.memoryFills)
+			}
+		})
 	}
 }

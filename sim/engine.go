@@ -46,6 +46,14 @@ type chunker interface {
 	prefillDone(r *Request) bool
 }
 
+// decodeFetcher is implemented by a system that fetches an iteration's decoding requests
+// itself (L3 §5.3 step 1: "as long as there is space in the host memory"): fetch returns
+// those that decode this iteration, after admission; the others keep their KV cache and
+// wait for the next iteration, generating nothing.
+type decodeFetcher interface {
+	fetch(decode []*Request) []*Request
+}
+
 // batchCapper is implemented by a system whose batch is set by its memory (admission while
 // the KV fits, L3 §5.3): workload.batch is then only a cap, and a cap above what the memory
 // holds is not an error.
@@ -420,6 +428,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		if r.Status == Running {
 			decode = append(decode, r)
 		}
+	}
+	if f, ok := e.sys.(decodeFetcher); ok {
+		decode = f.fetch(decode)
 	}
 	var s *Schedule
 	if e.cfg.Recycle && e.spare != nil {

@@ -84,6 +84,23 @@ func (p *kvPool) reserve(r *Request, loc int) {
 	p.grow(r)
 }
 
+// reserveFor reserves, ahead of growth, the blocks r will hold at n tokens, if the location
+// has room for them; it reports whether r now has them. grow then takes them without
+// asking again.
+func (p *kvPool) reserveFor(r *Request, n int) bool {
+	k, v := p.blocks(n)
+	extra := k + v - r.reserved
+	if extra <= 0 {
+		return true
+	}
+	if p.reserved[r.Loc]+extra > p.capacity[r.Loc] {
+		return false
+	}
+	p.reserved[r.Loc] += extra
+	r.reserved += extra
+	return true
+}
+
 // grow takes the blocks r's current length needs. It reports false, taking nothing, when
 // the paged policy finds the location full.
 func (p *kvPool) grow(r *Request) bool {

@@ -49,16 +49,20 @@ type l3 struct {
 	bankUse                []float64
 	prefillSkip            bool
 	refused                bool      // the last admit left a request waiting for KV space
+	fetched                bool      // this iteration's decoding requests are fetched (fetchDecodes)
+	starved                bool      // a decoding request waits for room this iteration
+	exhausted              bool      // not one decoding request could take its next token this iteration
 	single                 bool      // plan this iteration as one batch (HBM-PIM: splitting does not pay)
 	scratch                *Schedule // where splitIfItPays lays out the plans it compares
 }
 
 // l3Req is what the planner keeps per admitted request.
 type l3Req struct {
-	off  int   // rankset of its layer 0 (layer ℓ on rankset (off+ℓ) mod N_rs, §5.1)
-	done int   // prompt tokens prefilled so far (chunked prefill)
-	rep  int   // data-parallel replica its work runs on
-	work int64 // this iteration: attention work of one head (read steps or bytes)
+	off   int   // rankset of its layer 0 (layer ℓ on rankset (off+ℓ) mod N_rs, §5.1)
+	done  int   // prompt tokens prefilled so far (chunked prefill)
+	rep   int   // data-parallel replica its work runs on
+	work  int64 // this iteration: attention work of one head (read steps or bytes)
+	waits bool  // a decoding request not fetched this iteration: no room for its next token (§5.3 step 1)
 }
 
 func init() {
@@ -238,9 +242,13 @@ func (p *l3) newPools(gpuFree float64) error {
 			k := per * ceilDiv(n, banks)
 			return k, k
 		})
-		if need, longest := p.kv.longest(maxSeqLen(c)), maxSeqLen(c); need > capBlocks {
-			return fmt.Errorf("one request of up to %d tokens needs %.2f GB of KV on its busiest rank but a rank holds %.2f GB (%.0f GiB over %d ranks); raise l3.host.capacity_gib or shorten the sequences",
-				longest, float64(need)*p.blkBytes/1e9, lc.Host.RankBytes()/1e9, lc.Host.CapacityGiB, lc.Host.Ranks())
+		// The run's own longest request must fit: the dataset's cap (OpenR1's 128K tokens,
+		// an assumption) would refuse the small hosts of the scalability study (§6.2) for
+		// requests the run never draws.
+		longest, id := longestRequest(c, (*Request).FinalLen)
+		if need := p.kv.longest(longest); need > capBlocks {
+			return fmt.Errorf("request %d reaches %d tokens and then needs %.2f GB of KV on its busiest rank but a rank holds %.2f GB (%.0f GiB over %d ranks); raise l3.host.capacity_gib or shorten the sequences",
+				id, longest, float64(need)*p.blkBytes/1e9, lc.Host.RankBytes()/1e9, lc.Host.CapacityGiB, lc.Host.Ranks())
 		}
 	default:
 		// A block is bt tokens of one layer, K or V, of the heads one GPU holds.
@@ -292,33 +300,40 @@ func (e *OutOfMemoryError) Error() string {
 		e.Request, e.Prompt, e.Replicas, e.TP, e.MaxTokens, e.Model, e.FreeGB)
 }
 
-// longestPrompt is the longest input of the requests the run will serve (and its id): the
-// trace's, the fixed length, or the seeded generator's draws replayed.
-func longestPrompt(c *Config) (int, int) {
+// longestRequest is the largest size over the requests the run will serve, and that
+// request's id: the trace's rows, or the seeded generator's draws replayed.
+func longestRequest(c *Config, size func(r *Request) int) (int, int) {
 	w := c.Workload
 	best, id := 0, 0
-	switch {
-	case w.Trace != nil:
+	if w.Trace != nil {
 		n := w.Requests
 		if n <= 0 || n > len(w.Trace) {
 			n = len(w.Trace)
 		}
 		for i := range n {
-			if w.Trace[i].InputLen > best {
-				best, id = w.Trace[i].InputLen, i+1
+			if s := size(&Request{InputLen: w.Trace[i].InputLen, OutputLen: w.Trace[i].OutputLen}); s > best {
+				best, id = s, i+1
 			}
 		}
-	case w.InputLen > 0:
-		return w.InputLen, 1
-	default:
-		g := newGenerator(w, rand.New(rand.NewPCG(w.Seed, w.Seed^0x9e3779b97f4a7c15)))
-		for i := range w.Requests {
-			if _, in, _ := g.request(); in > best {
-				best, id = in, i+1
-			}
+		return best, id
+	}
+	g := newGenerator(w, rand.New(rand.NewPCG(w.Seed, w.Seed^0x9e3779b97f4a7c15)))
+	if w.InputLen > 0 && w.OutputLen > 0 {
+		_, in, out := g.request()
+		return size(&Request{InputLen: in, OutputLen: out, window: g.window}), 1
+	}
+	for i := range w.Requests {
+		_, in, out := g.request()
+		if s := size(&Request{InputLen: in, OutputLen: out, window: g.window}); s > best {
+			best, id = s, i+1
 		}
 	}
 	return best, id
+}
+
+// longestPrompt is the longest input of the requests the run will serve, and its id.
+func longestPrompt(c *Config) (int, int) {
+	return longestRequest(c, func(r *Request) int { return r.InputLen })
 }
 
 func (p *l3) lanes() []Lane        { return p.lane }
@@ -375,7 +390,7 @@ func (p *l3) truncate(r *Request) {
 func (p *l3) admit(cands, running []*Request) []bool {
 	placed := make([]bool, len(cands))
 	p.refused = false
-	if p.lc.Scheduler == L3SchedAdaptive && !p.prefillSkip {
+	if p.lc.Scheduler == L3SchedAdaptive {
 		var decode, carried []*Request
 		for _, r := range running {
 			switch r.Status {
@@ -385,8 +400,12 @@ func (p *l3) admit(cands, running []*Request) []bool {
 				carried = append(carried, r)
 			}
 		}
-		p.build(decode, carried, cands, placed)
-		return placed
+		p.fetchDecodes(decode)
+		if !p.prefillSkip {
+			p.build(p.fetch(decode), carried, cands, placed)
+			p.fetched = true
+			return placed
+		}
 	}
 	var neo *l3Neo
 	if p.lc.Attention == L3AttnCPU {
@@ -398,6 +417,9 @@ func (p *l3) admit(cands, running []*Request) []bool {
 			break
 		}
 		p.kv.reserve(r, loc)
+		if p.lc.Scheduler == L3SchedAdaptive {
+			p.kv.reserveFor(r, r.nextLen())
+		}
 		st := p.state(r)
 		st.rep = loc % max(1, p.dp)
 		placed[i] = true
@@ -418,7 +440,7 @@ func (p *l3) kvRefused() bool { return p.refused }
 // to host it.
 func (p *l3) place(r *Request, neo *l3Neo) int {
 	if p.lc.hostKV() {
-		if p.kv.admits(0, p.kv.need(r)) {
+		if p.hostAdmits(r) {
 			return 0
 		}
 		p.refused = true

@@ -367,7 +367,8 @@ func TestL3BadConfigs(t *testing.T) {
 		want string
 	}{
 		{"ranksets beyond layers", func(c *Config) { c.Model.Layers = 3 }, "4 ranksets (2 DIMMs × 2 ranks per channel) but GPT3-175B has 3 layers"},
-		{"host too small", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "raise l3.host.capacity_gib"},
+		{"host too small", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "tokens and then needs"},
+		{"host too small, its advice", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "raise l3.host.capacity_gib"},
 		{"tp does not divide GPUs", func(c *Config) { c.TP = 3; c.Model.Heads, c.Model.KVHeads = 96, 96 }, "tp = 3 does not divide the 8 GPUs"},
 		{"pipeline parallel", func(c *Config) { c.PP = 2 }, "set model.pp = 1"},
 		{"weights do not fit", func(c *Config) { c.TP = 1; c.L3.GPUs = 1 }, "raise model.tp"},

@@ -646,6 +646,18 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 		live += float64(2*total) * p.blkBytes * fill
 	}
 	kv.Locations[0].Holders = hold
+	waiting := 0
+	for _, rq := range running {
+		if st := p.reqs[rq]; st != nil && rq.Status == Running && st.waits {
+			waiting++
+		}
+	}
+	switch {
+	case p.exhausted:
+		kv.Locations[0].Note = "full: not one decoding request could take its next token; the newest are preempted"
+	case waiting > 0:
+		kv.Locations[0].Note = fmt.Sprintf("%d decoding requests wait for room this iteration (§5.3 step 1)", waiting)
+	}
 	for r := range p.nrs {
 		kv.Locations[0].Used += kv.Locations[1+r].Used
 	}

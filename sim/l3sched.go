@@ -594,12 +594,13 @@ func (p *l3) build(decode, carried, cands []*Request, placed []bool) {
 			if q < len(carried) {
 				q++
 			} else {
-				if !p.kv.admits(0, p.kv.need(r)) {
+				if !p.hostAdmits(r) {
 					blocked = true // first come, first served: the head waits for room
 					p.refused = true
 					break
 				}
 				p.kv.reserve(r, 0)
+				p.kv.reserveFor(r, r.nextLen())
 				placed[ci] = true
 				ci++
 			}
