@@ -1,7 +1,6 @@
 package presets
 
 import (
-	"errors"
 	"math"
 	"testing"
 
@@ -38,14 +37,7 @@ func TestBubbleByCauseSumsToBubbleFraction(t *testing.T) {
 			}
 			over := map[string]float64{} // Σ over iterations of overhang / lanes
 			var total sim.Time
-			for {
-				s, err := e.Step()
-				if errors.Is(err, sim.ErrDone) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachStep(t, e, func(s *sim.Snapshot) {
 				tl := &s.Timeline
 				lanes := map[string]int{}
 				for _, l := range tl.Lanes {
@@ -71,7 +63,7 @@ func TestBubbleByCauseSumsToBubbleFraction(t *testing.T) {
 				if math.Abs(share-s.Metrics.BubbleShare) > 1e-9 || s.Metrics.BubbleShare < 0 || s.Metrics.BubbleShare > 1+1e-12 {
 					t.Fatalf("step %d: share %v, by cause %v", s.Step, s.Metrics.BubbleShare, s.Metrics.ShareByCause)
 				}
-			}
+			})
 			res := e.Result()
 			if len(res.BubbleByCause) != len(res.BubbleFraction) {
 				t.Fatalf("groups %v vs %v", res.BubbleByCause, res.BubbleFraction)

@@ -94,20 +94,13 @@ func TestHermesAblationPath(t *testing.T) {
 		var dec sim.Time
 		var imb float64
 		n := 0
-		for {
-			s, err := e.Step()
-			if errors.Is(err, sim.ErrDone) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachStep(t, e, func(s *sim.Snapshot) {
 			if s.Prefills == 0 {
 				dec += s.IterTime
 				imb += s.Metrics.LoadImbalance
 				n++
 			}
-		}
+		})
 		ms := dec.Seconds() * 1e3 / float64(n)
 		tbt = append(tbt, ms)
 		t.Logf("%-10s decode %.3f ms per token, DIMM imbalance %.3f", p.name, ms, imb/float64(n))

@@ -199,16 +199,9 @@ func TestL3ScalabilityConfigurationsRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			full := false
-			for {
-				s, err := e.Step()
-				if errors.Is(err, sim.ErrDone) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			eachStep(t, e, func(s *sim.Snapshot) {
 				full = full || s.Queue > 0 && float64(s.KV.Reserved) > 0.95*float64(s.KV.Capacity)
-			}
+			})
 			if r := e.Result(); r.ThroughputTokS <= 0 || r.Iterations != 600 {
 				t.Fatalf("%d iterations at %.0f tok/s", r.Iterations, r.ThroughputTokS)
 			}

@@ -1,6 +1,7 @@
 package presets
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -189,6 +190,21 @@ func TestDatasetGeneratorsMatchMeans(t *testing.T) {
 		if m := mean(out); m < 0.85*d.OutputMean || m > 1.05*d.OutputMean {
 			t.Errorf("%s: output mean %.1f, catalogue %.1f", d.Name, m, d.OutputMean)
 		}
+	}
+}
+
+// eachStep steps e to the end of its run, calling fn with every snapshot.
+func eachStep(t testing.TB, e *sim.Engine, fn func(*sim.Snapshot)) {
+	t.Helper()
+	for {
+		s, err := e.Step()
+		if errors.Is(err, sim.ErrDone) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(s)
 	}
 }
 

@@ -41,6 +41,27 @@ func eachStep(t testing.TB, e *Engine, fn func(*Snapshot)) {
 	}
 }
 
+// firstStep builds an engine for c and runs its first iteration.
+func firstStep(t *testing.T, c Config) (*Engine, *Snapshot) {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
+// firstSnap is the snapshot of c's first iteration.
+func firstSnap(t *testing.T, c Config) *Snapshot {
+	t.Helper()
+	_, s := firstStep(t, c)
+	return s
+}
+
 func runAll(t testing.TB, c Config) (*Engine, Result) {
 	e, err := New(c)
 	if err != nil {
@@ -278,14 +299,7 @@ func TestCapacityLimitsAdmission(t *testing.T) {
 	c.Workload.InputLen, c.Workload.OutputLen = 200, 1800
 	c.Workload.Requests, c.Workload.MaxBatch = 2048, 512
 	c.Workload.KVPolicy = KVReserve
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, s := firstStep(t, c)
 	if s.Batch >= 512 || s.Batch == 0 || s.Queue == 0 {
 		t.Fatalf("reserve: batch %d, queue %d: capacity should limit admission", s.Batch, s.Queue)
 	}

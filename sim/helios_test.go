@@ -454,14 +454,7 @@ func runHeLioS(t *testing.T, c Config) (*Engine, []*Snapshot) {
 func TestHeLioSIterationStructure(t *testing.T) {
 	c := testHeLioS()
 	c.Workload.Steps = 3
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, s := firstStep(t, c)
 	hb := e.sys.(*hbSystem)
 	var attn []Time
 	var nv int

@@ -5,20 +5,6 @@ import (
 	"testing"
 )
 
-// firstStep runs one iteration of c and returns its snapshot.
-func firstStep(t *testing.T, c Config) *Snapshot {
-	t.Helper()
-	e, err := New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.Step()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // laneBusy sums the spans on lane l, and lists their names in order.
 func laneBusy(s *Snapshot, l int) (Time, []string) {
 	var b Time
@@ -51,7 +37,7 @@ func TestSBIFollowsTheLiveBatch(t *testing.T) {
 	c := testNeuPIMs()
 	c.Workload.InputLen, c.Workload.OutputLen = 300, 8
 	c.Workload.Requests, c.Workload.MaxBatch = 2, 256
-	s := firstStep(t, c)
+	s := firstSnap(t, c)
 	for _, sp := range s.Timeline.Spans {
 		if sp.SubBatch != 0 {
 			t.Fatalf("a live batch of 2 was split: span %q in sub-batch %d", sp.Name, sp.SubBatch)
@@ -59,12 +45,12 @@ func TestSBIFollowsTheLiveBatch(t *testing.T) {
 	}
 	off := c
 	off.Scheduler.SubBatchInterleaving = false
-	if got, want := s.IterTime, firstStep(t, off).IterTime; got != want {
+	if got, want := s.IterTime, firstSnap(t, off).IterTime; got != want {
 		t.Fatalf("iteration of 2 requests takes %v, %v without interleaving", got, want)
 	}
 	full := c
 	full.Workload.Requests = 256
-	if s := firstStep(t, full); len(s.Timeline.Stages) == 0 {
+	if s := firstSnap(t, full); len(s.Timeline.Stages) == 0 {
 		t.Fatal("a live batch of 256 does not interleave")
 	}
 }
@@ -105,7 +91,7 @@ func TestLastValueChunkRunsWhatItHolds(t *testing.T) {
 	c := testNeuPIMs()
 	c.Workload.InputLen, c.Workload.OutputLen = 300, 4
 	c.Workload.Requests = 1
-	s := firstStep(t, c)
+	s := firstSnap(t, c)
 	ch := busiestChannel(s)
 	busy, _ := laneBusy(s, ch)
 	if want := Time(c.Model.Layers) * Cycles(3880+5856, 1); busy != want {
@@ -126,9 +112,9 @@ func TestBlockedChannelSerialisesEachHeadChain(t *testing.T) {
 	c.Workload.InputLen, c.Workload.OutputLen = 300, 4
 	c.Workload.Requests = 1
 	c.Scheduler.SubBatchInterleaving, c.Scheduler.ChannelAlloc = false, RoundRobin
-	dual := firstStep(t, c)
+	dual := firstSnap(t, c)
 	c.PIM.DualRowBuffer = false
-	blocked := firstStep(t, c)
+	blocked := firstSnap(t, c)
 	db, _ := laneBusy(dual, lanePIM0)
 	bb, names := laneBusy(blocked, lanePIM0)
 	// per head: softmax 2·(3+1) + 3·3 = 17 cycles, 600 B at 32 GB/s, 72 cycles of switches
@@ -153,7 +139,7 @@ func TestBlockedChannelsCarryTheNPUTraffic(t *testing.T) {
 	c.Workload.InputLen, c.Workload.OutputLen = 300, 4
 	c.Workload.Requests = 256
 	c.PIM.DualRowBuffer = false
-	s := firstStep(t, c)
+	s := firstSnap(t, c)
 	ch := busiestChannel(s)
 	stageEnd := map[int]Time{}
 	traffic, pim := map[int]Time{}, map[int]Time{}
@@ -195,7 +181,7 @@ func TestNPUOnlyAttentionRunsGEMVsOnTheArrays(t *testing.T) {
 	c.PIM.Enabled, c.Scheduler.SubBatchInterleaving = false, false
 	c.Workload.InputLen, c.Workload.OutputLen = 300, 4
 	c.Workload.Requests = 1
-	s := firstStep(t, c)
+	s := firstSnap(t, c)
 	want := map[string]Time{
 		"logit GEMV":  8 * Cycles(255+38, 1),
 		"softmax":     8 * Cycles(17, 1),
@@ -218,7 +204,7 @@ func TestNPUOnlyAttentionRunsGEMVsOnTheArrays(t *testing.T) {
 	// Even long contexts over a large batch stay bound by the instructions, not the KV
 	// stream: a key costs 0.5 bus cycles and about 2.25 instruction cycles.
 	c.Workload.InputLen, c.Workload.Requests, c.Workload.MaxBatch = 2000, 64, 64
-	s = firstStep(t, c)
+	s = firstSnap(t, c)
 	for _, sp := range s.Timeline.Spans {
 		if sp.Name == "logit GEMV" {
 			if bus := FromSeconds(sp.Bytes / c.Memory.Bandwidth()); sp.Dur <= bus {
