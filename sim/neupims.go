@@ -259,7 +259,7 @@ type emitter struct {
 	n     *neupims
 	s     *Schedule
 	stage int
-	sbi   bool
+	sbi   bool // the iteration interleaves two sub-batches (A–F stages)
 	// npuBytes is the external-bus traffic of the NPU ops of the current stage so far: in
 	// blocked mode the PIM channels serve it through the row buffer they compute with.
 	npuBytes float64
