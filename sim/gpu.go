@@ -147,3 +147,6 @@ func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 }
 
 func (g *gpuSystem) pool() *kvPool { return g.kv }
+
+// peakFLOPS is one GPU's: the schedule holds one device's share of every operation.
+func (g *gpuSystem) peakFLOPS() float64 { return g.dev.PeakFLOPS }

@@ -968,7 +968,7 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	if T > 0 {
 		// The paper's utilisation (Table 8): useful FLOPs over the PIM banks' peak
 		// (2 × MACElems per PU per cycle; 65.5 TFLOPS per 8-module node, Table 7).
-		u["pim"] = pimFl / (p.peakFLOPS() * T)
+		u["pim"] = pimFl / (p.pimPeak() * T)
 		io := 0.0
 		for _, b := range p.ioBusy {
 			io += b
@@ -983,9 +983,18 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	snap.Neurons.Reason = "LoL-PIM runs dense FFNs: no activation sparsity and no hot/cold neuron placement. Its only split is the heterogeneous node's FC layers on the GPU and attention in PIM."
 }
 
-// peakFLOPS is the FLOP rate of every PU of the system.
-func (p *lolpim) peakFLOPS() float64 {
+// pimPeak is the FLOP rate of every PU of the system (65.5 TFLOPS a node, Table 7).
+func (p *lolpim) pimPeak() float64 {
 	return float64(p.mods*p.P*p.c.MACElems) * 2 * p.c.ClockGHz * 1e9
+}
+
+// peakFLOPS is the FLOP rate of every compute unit: the PUs, and the GPUs of a
+// heterogeneous system.
+func (p *lolpim) peakFLOPS() float64 {
+	if p.c.XPU {
+		return p.pimPeak() + p.gpu.PeakFLOPS*float64(p.c.Nodes)
+	}
+	return p.pimPeak()
 }
 
 // observeBanks fills the heat map: one row per module (in pipeline-stage order), one column

@@ -382,6 +382,47 @@ func TestLoLPIMMechanismsAndUtilisation(t *testing.T) {
 	}
 }
 
+// flop_utilization is the useful FLOPs over the peak of every compute unit: for the
+// standalone system the paper's PIM utilisation (Table 8), for the heterogeneous node the
+// PUs and the GPUs together; a system without a peak figure reports none.
+func TestLoLPIMFLOPUtilization(t *testing.T) {
+	e := lpEngine(t, lpConfig())
+	var sum, T float64
+	for range 4 {
+		s := lpStep(t, e, 1)
+		sum += s.Metrics.Util["pim"] * s.IterTime.Seconds()
+		T += s.IterTime.Seconds()
+	}
+	r := e.Result()
+	if r.FLOPUtilization == nil || math.Abs(*r.FLOPUtilization-sum/T) > 1e-9 {
+		t.Fatalf("flop_utilization %v, the time-weighted PIM utilisation is %v", r.FLOPUtilization, sum/T)
+	}
+	c := lpConfig()
+	c.LoLPIM.XPU = true
+	c.LoLPIM.ModulesPerNode = 4
+	c.Workload.MaxBatch = 32
+	c.LoLPIM.GPU = GPU{Display: "GPU", PeakTFLOPS: 312, BandwidthGBps: 2048, CapacityGB: 32, ComputeEfficiency: 1, MemoryEfficiency: 1, MemoryUtilization: 1}
+	e = lpEngine(t, c)
+	var fl float64
+	T = 0
+	for range 3 {
+		s := lpStep(t, e, 1)
+		for _, sp := range s.Timeline.Spans {
+			fl += sp.FLOPs
+		}
+		T += s.IterTime.Seconds()
+	}
+	want := fl / ((16*4*256*32e9 + 16*312e12) * T)
+	if r := e.Result(); r.FLOPUtilization == nil || math.Abs(*r.FLOPUtilization-want) > 1e-9 {
+		t.Fatalf("heterogeneous flop_utilization %v, want %v", r.FLOPUtilization, want)
+	}
+	c = testNeuPIMs()
+	c.Workload.Requests = 8
+	if _, r := runAll(t, c); r.FLOPUtilization != nil {
+		t.Fatalf("NeuPIMs gives no peak figure yet, flop_utilization %v", *r.FLOPUtilization)
+	}
+}
+
 // The heat map: rows are modules in stage order, columns 256 banks in 16 channels; under
 // ITPP the last row of keys leaves a tail, so bank 0 is at least as busy as bank 255.
 func TestLoLPIMHeatMap(t *testing.T) {
