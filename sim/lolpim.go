@@ -531,11 +531,18 @@ func (p *lolpim) allReduce(v float64, stage int) float64 {
 	lo := stage * p.tp
 	n := (lo+p.tp-1)/p.mpn - lo/p.mpn + 1
 	k := min(p.tp, p.mpn)
-	t := float64(k+1) * v / p.c.InterfaceGBps
-	if n > 1 {
-		t += 2 * float64(n-1) / float64(n) * v / p.c.InterNodeGBps
+	return float64(k+1)*v/p.c.InterfaceGBps + nodeRing(n, v, p.c.InterNodeGBps)
+}
+
+// nodeRing is the part of an all-reduce of v bytes per node that crosses the node links: a
+// ring over n nodes, each sending and receiving 2·(n−1)/n·v over its one link of gbps, in
+// ns. Every system of a family pays its multi-node collectives through it (LoL-PIM §8.1:
+// the links are "matched across systems").
+func nodeRing(n int, v, gbps float64) float64 {
+	if n <= 1 || v <= 0 || !(gbps > 0) {
+		return 0
 	}
-	return t
+	return 2 * float64(n-1) / float64(n) * v / gbps
 }
 
 // handoff is the time to pass v bytes of activations from stage s to the next stage, or
@@ -756,9 +763,7 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 		w.gpuRest, w.gpuRestFl = t2+t3+t4, f2+f3+f4
 		w.gpuIn = n * (hd + 2*kvd) * pr / p.c.InterfaceGBps
 		w.gpuOut = n * hd * pr / p.c.InterfaceGBps
-		if p.gpuShare > 1 {
-			w.gpuAR = 2 * 2 * (g - 1) / g * n * d * pr / p.c.InterNodeGBps
-		}
+		w.gpuAR = 2 * nodeRing(p.gpuShare, n*d*pr, p.c.InterNodeGBps)
 	}
 	clear(p.chQKT)
 	clear(p.chSV)
