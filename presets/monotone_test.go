@@ -22,7 +22,7 @@ var monoResources = map[string][]string{
 	sim.SystemGPUNMP: {"nmp.cube_fpus", "nmp.bank_macs", "nmp.bank_gbps", "nmp.cube_bw_scale", "cluster.nvlink_gbps", "cluster.compute_efficiency", "cluster.memory_efficiency"},
 	sim.SystemHermes: {"ndp.multipliers", "ndp.clock_ghz", "ndp.link_gbps", "platform.gpu_bandwidth_gbps", "platform.compute_efficiency", "platform.pcie_gbps", "platform.host_gbps", "platform.host_gflops"},
 	sim.SystemOffload: {"platform.gpu_bandwidth_gbps", "platform.compute_efficiency", "platform.memory_efficiency", "platform.pcie_gbps", "platform.host_gbps",
-		"offload.effective_pcie_gbps"},
+		"offload.dma_efficiency"},
 }
 
 // monoFull replaces a workload of monoWorkload outside -short: Hermes' online promotion
