@@ -77,8 +77,8 @@ type offload struct {
 }
 
 // accModule is one module of a decoder layer as Accelerate hooks it: its weight tensors
-// (each copied separately), their bytes, and its FLOPs per token (0: no weights, e.g.
-// the attention over the KV cache).
+// (each copied separately), their bytes, and the parameters each token multiplies (0 for
+// the attention over the KV cache, which has no weights).
 type accModule struct {
 	name    string
 	tensors int
