@@ -74,7 +74,7 @@ func TestRunJSONContract(t *testing.T) {
 	}
 	for _, k := range []string{"preset", "system", "model", "dataset", "seed", "max_batch", "requests", "iterations", "sim_time_s",
 		"requests_completed", "tokens_generated", "throughput_tok_s", "mean_batch", "iteration_ms", "tbt_ms", "ttft_ms",
-		"utilization", "bubble_fraction", "bubble_by_cause", "kv", "load_imbalance", "energy_j"} {
+		"utilization", "bubble_fraction", "bubble_by_cause", "kv", "load_imbalance", "flop_utilization", "energy_j"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}

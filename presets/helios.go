@@ -19,6 +19,7 @@ type HBSec struct {
 	ClockGHz         float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"logic-die clock in GHz"`
 	MACsPerPE        int     `toml:"macs_per_pe" min:"1" max:"16777216" doc:"MACs per cycle of one PE of the 4×4 design; other meshes keep the device total (16×) fixed"`
 	VectorLanes      int     `toml:"vector_lanes" min:"1" max:"1048576" doc:"vector-unit lanes of one PE of the 4×4 design (softmax of the non-tiled flow); scaled like the MACs"`
+	ComputeBufferMB  float64 `toml:"compute_buffer_mb" min:"0" max:"1000000" doc:"compute buffer of one PE of the 4×4 design, MB; the non-tiled flow's score rows spill to DRAM beyond it (other meshes keep the device total)"`
 	NoCLinkGBps      float64 `toml:"noc_link_gbps" min:"0.001" max:"100000" doc:"bandwidth of one mesh NoC link per direction, GB/s"`
 	NoCHopNs         float64 `toml:"noc_hop_ns" min:"0" max:"100000" doc:"latency of one NoC hop, ns"`
 	RowOverheadBytes float64 `toml:"row_overhead_bytes" min:"0" max:"1000000" doc:"cost of opening a DRAM row in bytes a bank could have moved meanwhile: a fetch of s contiguous bytes per bank runs at s/(s+this) of the bank's rate (0: none)"`
@@ -86,7 +87,7 @@ func (h *HBSec) apply(cfg *sim.Config, _ *catalogs) error {
 		return &Error{Key: "hb.mesh", Msg: fmt.Sprintf("a %d×%d mesh does not divide the %d×%d bank grid of a die; want a divisor of %d (1, 2, 4, 8 or 16)", h.Mesh, h.Mesh, h.BankGrid, h.BankGrid, h.BankGrid)}
 	}
 	cfg.HeLioS.HB = sim.HBDevice{Mesh: h.Mesh, Dies: h.DRAMDies, BankGrid: h.BankGrid, BankMB: h.BankCapacityMB, BankPins: h.BankIOPins,
-		PinGbps: h.PinRateGbps, Channels: h.Channels, ClockGHz: h.ClockGHz, MACsPerPE: h.MACsPerPE, VectorLanes: h.VectorLanes,
+		PinGbps: h.PinRateGbps, Channels: h.Channels, ClockGHz: h.ClockGHz, MACsPerPE: h.MACsPerPE, VectorLanes: h.VectorLanes, ComputeBufferMB: h.ComputeBufferMB,
 		NoCLinkGBps: h.NoCLinkGBps, NoCHopNs: h.NoCHopNs, RowOverheadBytes: h.RowOverheadBytes, Flow: h.AttentionFlow}
 	return nil
 }

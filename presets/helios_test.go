@@ -156,3 +156,27 @@ func TestHeLioSResultFigures(t *testing.T) {
 		t.Fatalf("static reservation of the 16K context: peak fragmentation %.3f", r.KV.PeakFragmentation)
 	}
 }
+
+// The helios preset opens on a busy mesh: the decode benchmark's full batch (Fig. 17) from
+// the first step, so every PE holds KV blocks and computes attention at first sight.
+func TestHeLioSDefaultOpensBusy(t *testing.T) {
+	e, err := sim.New(presetConfig(t, "helios"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Batch != 64 {
+		t.Fatalf("the first step decodes %d requests, want the full batch of 64", s.Batch)
+	}
+	for p, loc := range s.KV.Locations {
+		if len(loc.Holders) == 0 {
+			t.Fatalf("PE %s holds no KV at the first step", loc.Label)
+		}
+		if s.Banks.PIM[p*s.Banks.Cols] <= 0 {
+			t.Fatalf("PE %s shows no attention at the first step", loc.Label)
+		}
+	}
+}

@@ -98,9 +98,9 @@ type HermesSec struct {
 
 // OffloadSec is an offloading baseline.
 type OffloadSec struct {
-	Framework         string  `toml:"framework" enum:"accelerate,flexgen,dejavu" doc:"offloading framework"`
-	EffectivePCIeGBps float64 `toml:"effective_pcie_gbps" min:"0.01" max:"10000" doc:"host-to-GPU rate the framework's weight copies reach, GB/s"`
-	PredictorShare    float64 `toml:"predictor_share" min:"0" max:"0.99" doc:"Deja Vu: the MLP predictor's share of GPU compute time"`
+	Framework      string  `toml:"framework" enum:"accelerate,flexgen,dejavu" doc:"offloading framework"`
+	DMAEfficiency  float64 `toml:"dma_efficiency" min:"0.01" max:"1" doc:"share of one PCIe direction (platform.pcie_gbps / 2) a pinned host-to-GPU copy reaches"`
+	PredictorShare float64 `toml:"predictor_share" min:"0" max:"0.99" doc:"Deja Vu: the MLP predictor's share of GPU compute time"`
 }
 
 func (p *PlatformSec) apply(cfg *sim.Config, c *catalogs) error {
@@ -177,6 +177,6 @@ func (h *HermesSec) apply(cfg *sim.Config, _ *catalogs) error {
 }
 
 func (o *OffloadSec) apply(cfg *sim.Config, _ *catalogs) error {
-	cfg.Hermes.Offload = sim.OffloadPolicy{Framework: o.Framework, EffectivePCIeGBps: o.EffectivePCIeGBps, PredictorShare: o.PredictorShare}
+	cfg.Hermes.Offload = sim.OffloadPolicy{Framework: o.Framework, DMAEfficiency: o.DMAEfficiency, PredictorShare: o.PredictorShare}
 	return nil
 }

@@ -125,6 +125,9 @@ type GPUSec struct {
 	MemoryUtilization float64 `toml:"memory_utilization" min:"0.01" max:"1" doc:"fraction of GPU memory the serving engine may use"`
 	KVBlockTokens     int     `toml:"kv_block_tokens" min:"1" max:"4096" doc:"tokens per paged KV block"`
 	LaunchOverheadUs  float64 `toml:"launch_overhead_us" min:"0" max:"10000" doc:"per-kernel launch overhead in µs"`
+	GPUsPerNode       int     `toml:"gpus_per_node" min:"1" max:"64" doc:"GPUs sharing a node: a tensor-parallel split over more crosses node links"`
+	IntraNodeGBps     float64 `toml:"intra_node_gbps" min:"0" max:"100000" doc:"link between the GPUs of a node, per GPU and direction, GB/s (0: its all-reduces are not charged)"`
+	NodeLinkGBps      float64 `toml:"node_link_gbps" min:"0" max:"100000" doc:"each node's link to the other nodes, GB/s (0: its all-reduces are not charged)"`
 }
 
 // Expect is a paper result the preset is expected to reproduce: the ratio of this

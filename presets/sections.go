@@ -45,6 +45,7 @@ func (g *GPUSec) apply(cfg *sim.Config, c *catalogs) error {
 	}
 	cfg.GPU = sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: e.CapacityGB,
 		LaunchOverheadUs: lo, ComputeEfficiency: g.ComputeEfficiency, MemoryEfficiency: g.MemoryEfficiency,
-		MemoryUtilization: g.MemoryUtilization, KVBlockTokens: g.KVBlockTokens}
+		MemoryUtilization: g.MemoryUtilization, KVBlockTokens: g.KVBlockTokens,
+		GPUsPerNode: g.GPUsPerNode, IntraNodeGBps: g.IntraNodeGBps, NodeLinkGBps: g.NodeLinkGBps}
 	return nil
 }

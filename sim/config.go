@@ -118,6 +118,12 @@ type GPU struct {
 	MemoryEfficiency  float64
 	MemoryUtilization float64 // fraction of capacity the serving engine may use
 	KVBlockTokens     int     // paged KV block size in tokens
+	// Links a tensor-parallel split crosses (GPU-only serving): GPUsPerNode GPUs share a
+	// node and reach each other at IntraNodeGBps; nodes talk over one NodeLinkGBps link
+	// each. A zero bandwidth charges no collective on that link.
+	GPUsPerNode   int
+	IntraNodeGBps float64
+	NodeLinkGBps  float64
 }
 
 // shard is the per-device slice of the model.

@@ -29,6 +29,13 @@ type system interface {
 	pool() *kvPool
 }
 
+// flopPeaker is implemented by a system that reports how much of its peak compute the
+// useful FLOPs of its schedule fill (the utilisation LoL-PIM's Table 8 reports): peakFLOPS
+// is the FLOP rate of the compute units whose operations the schedule holds.
+type flopPeaker interface {
+	peakFLOPS() float64
+}
+
 // readier is implemented by a system whose prompts run on a separate prefill instance
 // (disaggregated serving): a queued request may join the decode batch only once its KV
 // cache has arrived. arrive is called once when a request enters the queue and sets its
@@ -120,6 +127,7 @@ type runStats struct {
 	cause                   map[string]Causes  // time-weighted sums of the idle fractions by cause
 	imbalance               float64
 	imbalanceN              int
+	flops                   float64 // FLOPs of every op of the measured iterations
 	kvPeakUsed              int
 	kvPeakFrag, kvPeakUtil  float64
 }
@@ -531,6 +539,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		st.batchSum += len(decode) + len(prefill)
 		st.time += iterT
 		st.iter.add(iterT, 1)
+		for _, sp := range s.Spans {
+			st.flops += sp.FLOPs
+		}
 		for k, v := range snap.Metrics.Util {
 			st.util[k] += v * float64(iterT)
 		}

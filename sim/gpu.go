@@ -5,7 +5,8 @@ import "fmt"
 // gpuSystem is GPU-only serving: every operation of the iteration runs on the GPU as a
 // kernel under the roofline, the KV cache is paged in HBM (vLLM-style blocks) and batching
 // is continuous. Decode attention reads each request's KV cache; the GEMMs read the
-// weights once per iteration.
+// weights once per iteration. A tensor-parallel split (Megatron) ends the attention block
+// and the FFN with an all-reduce of the layer's activations over the GPUs' links.
 type gpuSystem struct {
 	cfg  *Config
 	sh   Shard
@@ -13,7 +14,11 @@ type gpuSystem struct {
 	kv   *kvPool
 	blk  float64
 	lane []Lane
+	ar   bool // the split pays its all-reduces on the "node link" lane
 }
+
+// gpuLaneLink is the lane of the tensor-parallel all-reduces.
+const gpuLaneLink = 1
 
 func init() {
 	register(SystemGPU, func(c *Config) (system, error) { return newGPUSystem(c) })
@@ -38,6 +43,16 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 	}
 	bt := max(1, g.KVBlockTokens)
 	s := &gpuSystem{cfg: c, sh: sh, dev: dev, blk: float64(bt) * sh.KVBytesPerToken(), lane: []Lane{{Name: "GPU", Group: "gpu"}}}
+	if g.GPUsPerNode < 0 || g.IntraNodeGBps < 0 || g.NodeLinkGBps < 0 {
+		return nil, fmt.Errorf("gpus_per_node, intra_node_gbps and node_link_gbps must not be negative (got %d, %g, %g)", g.GPUsPerNode, g.IntraNodeGBps, g.NodeLinkGBps)
+	}
+	if sh.TP > 1 && (g.IntraNodeGBps > 0 || g.NodeLinkGBps > 0) {
+		if g.GPUsPerNode < 1 {
+			return nil, fmt.Errorf("a tensor-parallel split over links needs gpu.gpus_per_node ≥ 1 to tell which links it crosses (got %d)", g.GPUsPerNode)
+		}
+		s.ar = true
+		s.lane = append(s.lane, Lane{Name: "node link", Group: "link", Transfer: true})
+	}
 	s.kv = newKVPool(1, int(free/s.blk), func(l int) (int, int) {
 		k := ceilDiv(l, bt)
 		return k, k
@@ -55,9 +70,30 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 
 func (g *gpuSystem) lanes() []Lane        { return g.lane }
 func (g *gpuSystem) layers() int          { return g.sh.LayersDev() }
-func (g *gpuSystem) utilKeys() []string   { return []string{"gpu", "bandwidth"} }
 func (g *gpuSystem) grow(r *Request) bool { return g.kv.grow(r) }
 func (g *gpuSystem) release(r *Request)   { g.kv.release(r) }
+
+func (g *gpuSystem) utilKeys() []string {
+	if g.ar {
+		return []string{"gpu", "bandwidth", "link"}
+	}
+	return []string{"gpu", "bandwidth"}
+}
+
+// allReduce is one tensor-parallel all-reduce of v bytes on every GPU: a ring over the
+// GPUs of a node on its intra-node links, then a ring over the nodes the split spans,
+// each on its one node link (the link model the PIM systems of the family pay, LoL-PIM
+// §8.1: 10 GB/s "matched across systems").
+func (g *gpuSystem) allReduce(v float64) Time {
+	c := g.cfg.GPU
+	k := min(g.sh.TP, c.GPUsPerNode)
+	n := ceilDiv(g.sh.TP, c.GPUsPerNode)
+	ns := nodeRing(n, v, c.NodeLinkGBps)
+	if k > 1 && c.IntraNodeGBps > 0 {
+		ns += 2 * float64(k-1) / float64(k) * v / c.IntraNodeGBps
+	}
+	return FromSeconds(ns * 1e-9)
+}
 
 func (g *gpuSystem) admit(cands, _ []*Request) []bool {
 	return g.kv.admitInOrder(cands)
@@ -101,12 +137,20 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		aBy += float64(r.SeqLen()) * sh.KVBytesPerToken() / float64(sh.LayersDev())
 	}
 	dffn := sh.DFFN / sh.TP
+	// reduce is the all-reduce of tok tokens' d_model activations after Proj or FC2.
+	reduce := func(name string, tok, times int, l int) {
+		if g.ar && tok > 0 {
+			v := float64(tok * sh.DModel * sh.Precision)
+			add(Op{Name: name, Lane: gpuLaneLink, Dur: Time(times) * g.allReduce(v), Bytes: float64(times) * v}, l)
+		}
+	}
 	for l := range sh.LayersDev() {
 		if ptok > 0 {
 			perTok, read := sh.FFNActive(ptok)
 			fl := 2*float64(ptok)*(sh.QKVParams()+sh.ProjParams()+perTok) + pattn
 			by := (sh.QKVParams()+sh.ProjParams()+read)*float64(sh.Precision) + float64(ptok)*sh.KVBytesPerToken()/float64(sh.LayersDev())
 			add(g.kernel("prefill", fl, by), l)
+			reduce("prefill all-reduces", ptok, 2, l)
 		}
 		if b == 0 {
 			continue
@@ -115,6 +159,7 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		add(g.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim), l)
 		add(g.kernel("attention", aFl, aBy), l)
 		add(g.gemm("Proj", b, sh.ProjParams(), sh.ProjParams(), sh.HeadsDev()*sh.HeadDim, sh.DModel), l)
+		reduce("all-reduce", b, 1, l)
 		add(g.elementwise("LN2", b, sh.DModel), l)
 		perTok, read := sh.FFNActive(b)
 		up := perTok * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
@@ -122,6 +167,7 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		add(g.gemm("FC1", b, up, upRead, sh.DModel, dffn), l)
 		add(g.elementwise("act", b, dffn), l)
 		add(g.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), l)
+		reduce("all-reduce", b, 1, l)
 	}
 	return nil
 }
@@ -130,10 +176,15 @@ func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	var fl, by float64
 	for _, sp := range s.Spans {
 		fl += sp.FLOPs
-		by += sp.Bytes
+		if sp.Lane != gpuLaneLink {
+			by += sp.Bytes // HBM traffic; the all-reduces' bytes cross the links
+		}
 	}
 	sec := snap.IterTime.Seconds()
 	snap.Metrics.Util["gpu"] = fl / (g.dev.PeakFLOPS * sec)
+	if g.ar {
+		snap.Metrics.Util["link"] = float64(s.Busy()[gpuLaneLink]) / float64(snap.IterTime)
+	}
 	snap.Metrics.Util["bandwidth"] = min(1, by/(g.dev.MemBandwidth*sec))
 	snap.Banks.Reason = "GPU-only: the GPU's HBM has no processing in memory, so there is no bank activity to show"
 	snap.KV.Unit = fmt.Sprintf("paged block (%d tokens, K or V)", max(1, g.cfg.GPU.KVBlockTokens))
@@ -147,3 +198,6 @@ func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 }
 
 func (g *gpuSystem) pool() *kvPool { return g.kv }
+
+// peakFLOPS is one GPU's: the schedule holds one device's share of every operation.
+func (g *gpuSystem) peakFLOPS() float64 { return g.dev.PeakFLOPS }

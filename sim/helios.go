@@ -58,10 +58,14 @@ type HBDevice struct {
 	PinGbps     float64 // per-pin rate
 	Channels    int     // DRAM channels; bandwidth scales with Channels/BaseChannels
 	ClockGHz    float64
-	MACsPerPE   int     // MACs per cycle of one PE of the 4×4 design; other meshes keep the device total
-	VectorLanes int     // vector-unit lanes of one PE of the 4×4 design (softmax of the non-tiled flow)
-	NoCLinkGBps float64 // bandwidth of one mesh link per direction
-	NoCHopNs    float64 // latency of one hop
+	MACsPerPE   int // MACs per cycle of one PE of the 4×4 design; other meshes keep the device total
+	VectorLanes int // vector-unit lanes of one PE of the 4×4 design (softmax of the non-tiled flow)
+	// ComputeBufferMB is a PE's compute buffer (Sec. III-B: 2.5 MB beside a 2.5 MB transfer
+	// buffer): tiled attention works inside it; the non-tiled flow's score rows spill to
+	// DRAM when a module's rows do not fit.
+	ComputeBufferMB float64
+	NoCLinkGBps     float64 // bandwidth of one mesh link per direction
+	NoCHopNs        float64 // latency of one hop
 	// RowOverheadBytes is the cost of opening a DRAM row, in bytes a bank could have moved
 	// meanwhile: a fetch of s contiguous bytes per bank runs at s/(s+RowOverheadBytes) of
 	// the bank's rate.
@@ -99,6 +103,11 @@ func (h HBDevice) PEFLOPS() float64 {
 // PEVectorRate is a PE's vector-unit element rate per second.
 func (h HBDevice) PEVectorRate() float64 {
 	return float64(h.VectorLanes) * 16 / float64(h.MeshPEs()) * h.ClockGHz * 1e9
+}
+
+// PEBufferBytes is a PE's compute buffer, the 4×4 design's spread over the mesh.
+func (h HBDevice) PEBufferBytes() float64 {
+	return h.ComputeBufferMB * 1e6 * 16 / float64(h.MeshPEs())
 }
 
 // NMPHost is an A100 GPU whose HBM cubes may compute near memory.

@@ -537,10 +537,9 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 	}
 	var sum float64
 	N := float64(sh.LayersDev())
-	type parts struct{ qk, sm, ag, pv Time }
-	var pp []parts
+	var pp []ntParts
 	if !s.tiled {
-		pp = make([]parts, s.pes)
+		pp = make([]ntParts, s.pes)
 	}
 	g := s.kv.group
 	for p := range s.pes {
@@ -551,14 +550,10 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 		if s.tiled {
 			t = s.peTime(flops, bytes, s.rowEffKV)
 		} else {
-			// K split along the context, V along the head dimension, within the module
-			qk := s.peTime(flops/2, hd*P*ld+writes[p], s.rowEffKV)
-			sm := FromSeconds(4 * gqa * ld / s.hb.PEVectorRate())
-			scores := gqa * ld * float64(g) * P
-			ag := lineAllGather(g, scores, s.hop, s.link)
-			pv := s.peTime(flops/2, hd*P*ld, s.rowEffKV)
-			pp[p] = parts{qk, sm, ag, pv}
-			t = qk + sm + ag + pv
+			x := s.nonTiled(ld, flops, writes[p], gqa, g)
+			pp[p] = x
+			bytes += x.spill
+			t = x.qk + x.ag + x.sm + x.pv
 		}
 		if ld == 0 {
 			t = 0
@@ -578,11 +573,14 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 	for l := range nl {
 		ops := s.laneOps[l][:0]
 		p := best[l]
-		var fl, by float64
+		var fl, by, spill float64
 		for pe := range s.pes {
 			if s.lanePE(pe) == l {
 				fl += 4 * gqa * hd * s.load[pe]
 				by += 2*hd*P*s.load[pe] + writes[pe]
+				if !s.tiled {
+					spill += pp[pe].spill
+				}
 			}
 		}
 		switch {
@@ -592,13 +590,50 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 		default:
 			x := pp[p]
 			ops = append(ops, Op{Name: "QKᵀ", Dur: x.qk, FLOPs: fl / 2, Bytes: by / 2},
-				Op{Name: "softmax", Dur: x.sm},
-				Op{Name: "P all-gather", Dur: x.ag},
+				Op{Name: "S all-gather", Dur: x.ag},
+				Op{Name: "softmax", Dur: x.sm, Bytes: spill},
 				Op{Name: "P·V", Dur: x.pv, FLOPs: fl / 2, Bytes: by / 2})
 			ops = slicesDeleteZero(ops)
 		}
 		s.laneOps[l] = ops
 	}
+}
+
+// ntParts are the steps of the non-tiled flow on one PE and the score bytes it moves
+// through DRAM.
+type ntParts struct {
+	qk, ag, sm, pv Time
+	spill          float64
+}
+
+// nonTiled is one PE's share of a layer's attention in Stratum's non-tiled flow (HeLioS
+// Fig. 3-a, 4-a: two stand-alone GEMMs with a full softmax between them) on a module of g
+// PEs holding ld head-tokens of it: K split along the context, so QKᵀ scores this PE's
+// slice of every (request, head) pair; the score slices are all-gathered in the module,
+// since P·V (V split along the head dimension) needs every pair's whole row of
+// probabilities; the softmax then runs over the whole rows (max and sum, then normalise)
+// on the vector unit; P·V multiplies them with this PE's slice of V. Between the GEMMs the
+// module's score rows (gqa query heads × the context of every pair) are materialised:
+// where they outgrow the compute buffer they go through DRAM — QKᵀ writes its slice, the
+// gathered slices are written, the softmax reads the rows twice and writes the
+// probabilities, and P·V reads them back — while tiled attention (Algorithm 1) keeps
+// every block's scores in the buffer.
+func (s *hbSystem) nonTiled(ld, flops, writes, gqa float64, g int) (x ntParts) {
+	P := float64(s.sh.Precision)
+	hd := float64(s.sh.HeadDim)
+	gf := float64(g)
+	slice := gqa * ld * P // this PE's scores
+	rows := slice * gf    // the module's whole score rows
+	var own, gathered, soft, probs float64
+	if rows > s.hb.PEBufferBytes() {
+		own, gathered, soft, probs = slice, slice*(gf-1), 3*rows, rows
+	}
+	x.qk = s.peTime(flops/2, hd*P*ld+writes+own, s.rowEffKV)
+	x.ag = lineAllGather(g, rows, s.hop, s.link)
+	x.sm = max(FromSeconds(4*gqa*ld*gf/s.hb.PEVectorRate()), FromSeconds((gathered+soft)/(s.peBW*s.rowEffKV)))
+	x.pv = s.peTime(flops/2, hd*P*ld+probs, s.rowEffKV)
+	x.spill = own + gathered + soft + probs
+	return x
 }
 
 // slicesDeleteZero drops zero-length ops.

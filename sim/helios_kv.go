@@ -13,7 +13,10 @@ import "fmt"
 //
 // The static policy (static_module) pins each KV head of a request to one module (a group
 // of PEs or one cube) and reserves the whole context window there at admission, as the
-// NMP baselines do (HeLioS Table I); a module's PEs each hold an equal share.
+// NMP baselines do (HeLioS Table I); a module's PEs each hold an equal share. The modules
+// are dealt in order, one (request, KV head) pair after another, whatever their load:
+// the baselines' heads are "statically assigned to fixed NMP modules" (Sec. II-D: LLaMA3-70B
+// with one KV head per GPU needs five concurrent requests to use its five cubes).
 type heliosKV struct {
 	policy   string
 	locs     int
@@ -38,6 +41,7 @@ type heliosKV struct {
 
 	// static
 	group    int     // locations per module
+	next     int     // the module the next (request, head) pair goes to
 	reserve  int     // blocks each location of a module reserves per (request, head)
 	modTok   []int64 // tokens per module summed over its (request, head) pairs
 	modPE    [][]int // locations of each module
@@ -302,14 +306,17 @@ func (k *heliosKV) allocate(q *kvReq, t int) {
 	q.tokens += t
 }
 
-// admitStatic pins each KV head of r to the least-loaded module (fewest tokens) whose
-// every location can reserve the context window, lowest index on ties; if one head finds
-// no module, r waits and nothing is taken.
+// admitStatic pins each KV head of r, in order, to the next module in turn that can
+// reserve the context window on every one of its locations (a full module is passed
+// over, its turn lost); the modules' loads play no part. If one head finds no module, r
+// waits and nothing is taken.
 func (k *heliosKV) admitStatic(r *Request) bool {
 	mods := make([]int, k.heads)
+	next := k.next
 	for h := range mods {
 		best := -1
-		for m := range k.modTok {
+		for i := range k.modTok {
+			m := (next + i) % len(k.modTok)
 			fits := true
 			for _, p := range k.modPE[m] {
 				if k.free(p) < k.reserve {
@@ -317,8 +324,9 @@ func (k *heliosKV) admitStatic(r *Request) bool {
 					break
 				}
 			}
-			if fits && (best < 0 || k.modTok[m] < k.modTok[best]) {
+			if fits {
 				best = m
+				break
 			}
 		}
 		if best < 0 {
@@ -328,8 +336,10 @@ func (k *heliosKV) admitStatic(r *Request) bool {
 			return false
 		}
 		mods[h] = best
+		next = (best + 1) % len(k.modTok)
 		k.take(best, k.reserve, 0)
 	}
+	k.next = next
 	q := &kvReq{mods: mods, last: -1}
 	k.reqs[r.ID] = q
 	k.growStatic(q, r.SeqLen())

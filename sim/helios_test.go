@@ -24,7 +24,7 @@ func testHeLioS() Config {
 		},
 		HeLioS: HeLioSConfig{
 			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
-				MACsPerPE: 8192, VectorLanes: 512, NoCLinkGBps: 128, NoCHopNs: 3, RowOverheadBytes: 256, Flow: FlowTiled},
+				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowOverheadBytes: 256, Flow: FlowTiled},
 			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
 				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
@@ -531,6 +531,79 @@ func TestHeLioSMechanismDirections(t *testing.T) {
 	nonTiled := iter(func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.HB.Flow = FlowNonTiled })
 	if nonTiled <= tiledStatic {
 		t.Errorf("non-tiled %.3f ms is not slower than tiled on the same static placement (%.3f ms)", nonTiled, tiledStatic)
+	}
+}
+
+// The baselines' heads are "statically assigned to fixed NMP modules" (HeLioS Sec. II-D:
+// LLaMA3-70B at TP 8 has one KV head per GPU, so five concurrent requests are needed to
+// use its five cubes): (request, head) pairs are dealt to the modules in order, whatever
+// their load. A long request on module 0 does not send the fifth request elsewhere.
+func TestStaticModulesInOrder(t *testing.T) {
+	k := newHeliosKV(AllocStaticModule, 16, 4, 1000, 64, 1, 4, 4096, 0)
+	for i, n := range []int{4000, 10, 10, 10, 10, 10} {
+		if !k.admit(req(i, n)) {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	for i, want := range []int{0, 1, 2, 3, 0, 1} {
+		if got := k.reqs[i].mods[0]; got != want {
+			t.Fatalf("request %d on module %d, want %d (in order, not the least loaded)", i, got, want)
+		}
+	}
+	// Two KV heads a request: the pairs continue the order across requests; a module
+	// whose PEs cannot hold one more reservation loses its turn.
+	k = newHeliosKV(AllocStaticModule, 16, 4, 16, 64, 2, 4, 1024, 0) // 4 blocks a reservation: 4 per PE
+	for i := range 3 {
+		if !k.admit(req(i, 100)) {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	if m := [][]int{k.reqs[0].mods, k.reqs[1].mods, k.reqs[2].mods}; m[0][0] != 0 || m[0][1] != 1 || m[1][0] != 2 || m[1][1] != 3 || m[2][0] != 0 || m[2][1] != 1 {
+		t.Fatalf("two heads a request: modules %v", m)
+	}
+	k.take(2, k.capacity-k.used[k.modPE[2][0]], 0) // module 2 full
+	if !k.admit(req(3, 100)) || k.reqs[3].mods[0] != 3 || k.reqs[3].mods[1] != 0 {
+		t.Fatalf("a full module's turn passes on: %v", k.reqs[3].mods)
+	}
+}
+
+// Stratum's non-tiled flow (HeLioS Fig. 3-a, 4-a): QKᵀ over the PE's slice of the context,
+// the score slices all-gathered in the module, a full softmax over the whole rows, then
+// P·V over the PE's slice of the head dimension. The module's score rows stay in the
+// 2.5 MB compute buffer (Sec. III-B) while they fit; beyond it QKᵀ writes its slice, the
+// gathered slices are written, the softmax reads the rows twice and writes them once, and
+// P·V reads them back, all through DRAM.
+func TestNonTiledFlowCosts(t *testing.T) {
+	c := testHeLioS()
+	c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow = AllocStaticModule, FlowNonTiled
+	s, err := newHBSystem(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gqa, P, hd = 8.0, 2.0, 128.0
+	buf := 2.5e6
+	// 32K head-tokens a PE: the module's rows are 8 × 4 × 32768 × 2 B = 2.1 MB, inside.
+	ld := 32768.0
+	x := s.nonTiled(ld, 4*gqa*hd*ld, 0, gqa, 4)
+	if x.spill != 0 {
+		t.Fatalf("rows of %.2f MB spill %v bytes", gqa*4*ld*P/1e6, x.spill)
+	}
+	vec := FromSeconds(4 * gqa * ld * 4 / c.HeLioS.HB.PEVectorRate())
+	if x.sm != vec || x.ag != lineAllGather(4, gqa*ld*4*P, s.hop, s.link) {
+		t.Fatalf("in the buffer: softmax %v (vector %v), all-gather %v", x.sm, vec, x.ag)
+	}
+	// Twice as many: 4.2 MB of rows, beyond the buffer.
+	ld *= 2
+	y := s.nonTiled(ld, 4*gqa*hd*ld, 0, gqa, 4)
+	slice, rows := gqa*ld*P, gqa*ld*P*4
+	if rows <= buf || !near(y.spill, slice+3*slice+3*rows+rows, 1e-12) {
+		t.Fatalf("spilled %v bytes, want %v", y.spill, slice+3*slice+3*rows+rows)
+	}
+	if want := s.peTime(2*gqa*hd*ld, hd*P*ld+rows, s.rowEffKV); y.pv != want {
+		t.Fatalf("P·V %v, want %v with the probabilities read back", y.pv, want)
+	}
+	if want := FromSeconds((3*slice + 3*rows) / (s.peBW * s.rowEffKV)); y.sm != max(want, 2*vec) {
+		t.Fatalf("softmax %v, want the larger of DRAM %v and vector %v", y.sm, want, 2*vec)
 	}
 }
 

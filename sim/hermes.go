@@ -177,7 +177,7 @@ func newHermes(c *Config) (*hermes, error) {
 		if err := checkSparsity(hc.Sparsity); err != nil {
 			return nil, err
 		}
-		cost := neuronCosts{budget: h.budget, homes: h.J, sync: 2 * (h.pcie.Time(float64(B*sh.DModel) * prec)).Seconds()}
+		cost := neuronCosts{budget: h.budget, homes: h.J, batch: B, sync: 2 * (h.pcie.Time(float64(B*sh.DModel) * prec)).Seconds()}
 		for k, by := range [2]float64{h.bQKV, h.bMLP} {
 			cost.gpu[k] = h.gpu.Time(float64(B)*by, by).Seconds() - h.gpu.LaunchOverhead.Seconds()
 			cost.dimm[k] = h.home.Time(float64(B)*by, by).Seconds()

@@ -25,9 +25,9 @@ const (
 	OverflowQueue = "queue" // promotions beyond a projection window's PCIe budget wait for the next window
 	OverflowStall = "stall" // every promotion is copied at once; the MLP waits for the copy
 
-	OffloadAccelerate = "accelerate" // whole layers fetched on demand, no overlap
-	OffloadFlexGen    = "flexgen"    // weights of the next layer prefetched while this one computes
-	OffloadDejaVu     = "dejavu"     // only predicted-active non-resident neurons are fetched
+	OffloadAccelerate = "accelerate" // whole layers resident or each module copied before it runs, no overlap
+	OffloadFlexGen    = "flexgen"    // host tensors of the next layer loaded while this one computes
+	OffloadDejaVu     = "dejavu"     // only predicted-active non-resident neurons are gathered and copied
 )
 
 // HermesConfig is a Hermes-family system: the platform (GPU, PCIe, host), the NDP-DIMMs,
@@ -163,9 +163,9 @@ type HermesPolicy struct {
 	Window       int    // tokens per remapping window
 }
 
-// OffloadPolicy is an offloading baseline: which framework and its own effective rates.
+// OffloadPolicy is an offloading baseline: which framework and its figures.
 type OffloadPolicy struct {
-	Framework         string
-	EffectivePCIeGBps float64 // host-to-GPU rate the framework's weight copies reach
-	PredictorShare    float64 // Deja Vu: the MLP predictor's share of GPU compute time
+	Framework      string
+	DMAEfficiency  float64 // share of one PCIe direction a pinned host-to-GPU DMA reaches
+	PredictorShare float64 // Deja Vu: the MLP predictor's share of GPU compute time
 }

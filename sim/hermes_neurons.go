@@ -306,6 +306,7 @@ type neuronCosts struct {
 	sync      float64    // 2·T_sync seconds per block that uses the GPU
 	budget    float64    // GPU bytes for hot neurons
 	homes     int        // home locations (DIMMs, or 1 for the host)
+	batch     int        // requests a step serves: a neuron is computed when any of them fires it
 }
 
 func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]int, bytes [2]float64, homes int, cost neuronCosts) (*neuronSim, error) {
@@ -620,6 +621,12 @@ func (h *fillHeap) Pop() any {
 // the GPU budget goes, a chunk at a time, to the block whose expected time
 // τ(k) = max(T_GPU·Σ_{r<k} f_r + 2·T_sync, T_DIMM·Σ_{r≥k} f_r / J) drops most per byte,
 // until the budget is spent or no block improves. It returns k per block.
+//
+// f_r is the frequency with which a step computes neuron r: at batch B the union over the
+// batch's requests, 1 − (1 − p_r)^B for a neuron a token fires with probability p_r (the
+// activation profile of the batch the mapping serves). A per-token frequency would
+// undercount a batch's cold work, most where the neurons are coldest, and a faster DIMM
+// would then be handed fewer hot neurons than its real load warrants.
 func waterFill(blocks []*nblock, c neuronCosts) []int {
 	k := make([]int, len(blocks))
 	var prefix [2][]float64
@@ -629,6 +636,9 @@ func waterFill(blocks []*nblock, c neuronCosts) []int {
 				p := b.kind0.p
 				pre := make([]float64, len(p)+1)
 				for i, v := range p {
+					if c.batch > 1 {
+						v = 1 - math.Pow(1-v, float64(c.batch))
+					}
 					pre[i+1] = pre[i] + v
 				}
 				prefix[kd] = pre

@@ -221,6 +221,42 @@ func TestGreedyOfflineMapping(t *testing.T) {
 	}
 }
 
+// At batch B a step computes a neuron when any request fires it, 1 − (1 − p)^B of the steps:
+// the frequency Eq. 4–5 weigh for the batch the mapping serves. With p = 0.9, 0.5, 0.3, 0.1
+// and T_DIMM = 3·T_GPU, per-token frequencies stop the greedy at k = 2 (τ = 1.4, 1.7 at
+// k = 3), but at batch 8 (f ≈ 1.0, 0.996, 0.942, 0.570) the DIMM still has τ = 4.54 at k = 2
+// and k = 3 is best (2.94): counting only a token's activations leaves a faster DIMM too
+// little of the GPU and the online promotion too few slots.
+func TestOfflineMappingCountsTheBatch(t *testing.T) {
+	p := []float64{0.9, 0.5, 0.3, 0.1}
+	c := neuronCosts{gpu: [2]float64{1, 1}, dimm: [2]float64{3, 3}, budget: 100, homes: 1}
+	if k := waterFill(kindBlocks(p, 1), c); k[0] != 2 {
+		t.Fatalf("one token: k = %v, want 2", k)
+	}
+	c.batch = 8
+	if k := waterFill(kindBlocks(p, 1), c); k[0] != 3 {
+		t.Fatalf("batch 8: k = %v, want 3", k)
+	}
+	if testing.Short() {
+		return
+	}
+	// The run that showed it: OPT-13B at batch 16, 128 tokens in and 64 out, slowed from
+	// 304 to 264 tokens/s when the NDP cores went from 128 to 256 multipliers.
+	opt13 := Model{Name: "opt-13b", Display: "OPT-13B", Layers: 40, DModel: 5120, Heads: 40, KVHeads: 40, HeadDim: 128, FFN: "relu", DFFN: 20480, Vocab: 50272}
+	tput := func(mult int) float64 {
+		c := testHermes()
+		c.Model = opt13
+		c.Hermes.Sparsity.MLPActive = 0.10
+		c.Workload.MaxBatch, c.Workload.Requests, c.Workload.OutputLen = 16, 16, 64
+		c.Hermes.NDP.Multipliers = mult
+		_, r := runAll(t, c)
+		return r.ThroughputTokS
+	}
+	if a, b := tput(128), tput(256); b < a {
+		t.Fatalf("256 multipliers: %.1f tokens/s, slower than 128's %.1f", b, a)
+	}
+}
+
 // LPT spreads the activation mass of a block evenly: no DIMM carries more than the mean
 // plus the largest single frequency (Graham's bound for the greedy).
 func TestLPTLayout(t *testing.T) {

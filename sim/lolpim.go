@@ -40,10 +40,14 @@ type LoLPIMConfig struct {
 	OutRegs         int     // output registers per PU
 	ChannelGBps     float64 // I/O bandwidth of one channel: a GB fill takes GBBytes at this rate
 	RdOutNs         float64 // one RD-OUT: every PU's output register read to the controller hub
-	EPUElemsPerNs   float64 // hub EPU throughput (softmax, norms, element-wise ops)
-	InterfaceGBps   float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
-	InterNodeGBps   float64 // node ↔ node link
-	HostSyncUs      float64 // host update of one stage's dispatcher per micro-batch
+	// DRAM timing of the all-bank MAC stream: every DRAM row a PU's MACs use up is opened in
+	// all banks at once (activate to column tRCD) and closed (precharge tRP) with no other
+	// bank to hide them behind; every tREFI the banks refresh for tRFC.
+	TRCDNs, TRPNs, TRFCNs, TREFINs float64
+	EPUElemsPerNs                  float64 // hub EPU throughput (softmax, norms, element-wise ops)
+	InterfaceGBps                  float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
+	InterNodeGBps                  float64 // node ↔ node link
+	HostSyncUs                     float64 // host update of one stage's dispatcher per micro-batch
 
 	// Model split and mechanisms.
 	TP, PP       int    // modules per tensor-parallel group and pipeline stages (0: derived)
@@ -122,6 +126,8 @@ type lolpim struct {
 	gbElems         int
 	rowElems        int
 	tFill, tRd      float64 // ns
+	macsPerRow      int     // all-bank MACs that use up one DRAM row (2 KB / 32 B = 64)
+	refresh         float64 // MAC time stretch of refresh: tREFI / (tREFI − tRFC)
 	tSync           float64
 	fc              [4]lpCost // QKV, Proj, FFN1, FFN2 of one request in one layer
 	fcBank          []float64 // MAC cycles of each bank for the four FC GEMVs of one request
@@ -147,7 +153,7 @@ type lolpim struct {
 	joins        []int
 	chQKT, chSV  []lpCost  // HFA per pattern×channel, per micro-batch
 	chSoft       []float64 // HFA softmax per pattern (module), per micro-batch
-	hfaLoad      []float64 // observe: per pattern×channel MAC cycles per layer, all requests
+	hfaLoad      []float64 // observe: per pattern×channel MAC busy ns per layer, all requests
 	hfaDT        []float64 // per pattern×channel transfer ns per layer
 	hfaOwner     []int
 	hfaOwnerLoad []float64
@@ -257,8 +263,11 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 			return nil, fmt.Errorf("LoL-PIM %s must be positive, got %v", v.name, v.val)
 		}
 	}
-	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 {
-		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns and host_sync_us must not be negative")
+	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 || c.TRCDNs < 0 || c.TRPNs < 0 || c.TRFCNs < 0 || c.TREFINs < 0 {
+		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns, host_sync_us and the DRAM timings (t_rcd_ns, t_rp_ns, t_rfc_ns, t_refi_ns) must not be negative")
+	}
+	if c.TRFCNs > 0 && !(c.TREFINs > c.TRFCNs) {
+		return nil, fmt.Errorf("LoL-PIM banks refresh for t_rfc_ns=%g every t_refi_ns=%g, which leaves no time for MACs; t_refi_ns must exceed t_rfc_ns", c.TRFCNs, c.TREFINs)
 	}
 	if c.Partitioning != PartitionITPP && c.Partitioning != PartitionHFA {
 		return nil, fmt.Errorf("LoL-PIM partitioning %q: want %q or %q", c.Partitioning, PartitionITPP, PartitionHFA)
@@ -300,6 +309,11 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	}
 	p.tFill = float64(c.GBBytes) / c.ChannelGBps // bytes / (GB/s) = ns
 	p.tRd = c.RdOutNs
+	p.macsPerRow = max(1, c.RowBytes/(c.MACElems*prec))
+	p.refresh = 1
+	if c.TRFCNs > 0 {
+		p.refresh = c.TREFINs / (c.TREFINs - c.TRFCNs)
+	}
 	p.tSync = c.HostSyncUs * 1e3
 
 	// FC GEMVs per module under Megatron TP: d_out split for QKV and FFN1, d_in for Proj
@@ -429,11 +443,30 @@ func (p *lolpim) chunks(n int) (int, int) {
 	return ceilDiv(kRows, p.c.ChunkRows), ceilDiv(vRows, p.c.ChunkRows)
 }
 
+// macNs is the time of an all-bank stream of MAC commands, each a 16-element dot product
+// over 32 B of a DRAM row: one command a cycle, plus tRCD + tRP for each row the stream
+// opens (every 64 MACs of a 2 KB row: in all-bank mode every bank opens the same row, so
+// no other bank hides the activation), all stretched by the refresh the banks pause for
+// (tRFC every tREFI). The paper's numbers come from a Ramulator-based AiM simulator
+// (§8.1); the timings are the public AiM simulator's GDDR6 preset.
+func (p *lolpim) macNs(cycles float64) float64 {
+	if cycles <= 0 {
+		return 0
+	}
+	rows := math.Ceil(cycles / float64(p.macsPerRow))
+	return (cycles/p.c.ClockGHz + rows*(p.c.TRCDNs+p.c.TRPNs)) * p.refresh
+}
+
+// macBusy is macNs spread evenly over cycles, for per-bank shares of the heat map.
+func (p *lolpim) macBusy(cycles float64) float64 {
+	return cycles * (1/p.c.ClockGHz + (p.c.TRCDNs+p.c.TRPNs)/float64(p.macsPerRow)) * p.refresh
+}
+
 // cost converts MAC cycles, GB fills (each filling chans channels' buffers at once) and
 // RD-OUTs (each reading one output register of pus PUs) into a command stream's times.
 func (p *lolpim) cost(macCycles float64, fills, chans, reads, pus int) lpCost {
 	return lpCost{
-		mac:   macCycles / p.c.ClockGHz,
+		mac:   p.macNs(macCycles),
 		dt:    float64(fills)*p.tFill + float64(reads)*p.tRd,
 		pro:   p.tFill + p.tRd,
 		bytes: float64(fills*chans*p.c.GBBytes + reads*pus*p.prec),
@@ -498,11 +531,18 @@ func (p *lolpim) allReduce(v float64, stage int) float64 {
 	lo := stage * p.tp
 	n := (lo+p.tp-1)/p.mpn - lo/p.mpn + 1
 	k := min(p.tp, p.mpn)
-	t := float64(k+1) * v / p.c.InterfaceGBps
-	if n > 1 {
-		t += 2 * float64(n-1) / float64(n) * v / p.c.InterNodeGBps
+	return float64(k+1)*v/p.c.InterfaceGBps + nodeRing(n, v, p.c.InterNodeGBps)
+}
+
+// nodeRing is the part of an all-reduce of v bytes per node that crosses the node links: a
+// ring over n nodes, each sending and receiving 2·(n−1)/n·v over its one link of gbps, in
+// ns. Every system of a family pays its multi-node collectives through it (LoL-PIM §8.1:
+// the links are "matched across systems").
+func nodeRing(n int, v, gbps float64) float64 {
+	if n <= 1 || v <= 0 || !(gbps > 0) {
+		return 0
 	}
-	return t
+	return 2 * float64(n-1) / float64(n) * v / gbps
 }
 
 // handoff is the time to pass v bytes of activations from stage s to the next stage, or
@@ -723,9 +763,7 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 		w.gpuRest, w.gpuRestFl = t2+t3+t4, f2+f3+f4
 		w.gpuIn = n * (hd + 2*kvd) * pr / p.c.InterfaceGBps
 		w.gpuOut = n * hd * pr / p.c.InterfaceGBps
-		if p.gpuShare > 1 {
-			w.gpuAR = 2 * 2 * (g - 1) / g * n * d * pr / p.c.InterNodeGBps
-		}
+		w.gpuAR = 2 * nodeRing(p.gpuShare, n*d*pr, p.c.InterNodeGBps)
 	}
 	clear(p.chQKT)
 	clear(p.chSV)
@@ -806,7 +844,7 @@ func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first bool) {
 		p.chQKT[i] = p.chQKT[i].add(q)
 		p.chSV[i] = p.chSV[i].add(v)
 		p.chSoft[pat] += soft
-		load := (q.mac + v.mac) * p.c.ClockGHz
+		load := q.mac + v.mac
 		p.hfaLoad[i] += load
 		p.hfaDT[i] += q.dt + v.dt
 		if load > p.hfaOwnerLoad[i] {
@@ -935,7 +973,7 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	if T > 0 {
 		// The paper's utilisation (Table 8): useful FLOPs over the PIM banks' peak
 		// (2 × MACElems per PU per cycle; 65.5 TFLOPS per 8-module node, Table 7).
-		u["pim"] = pimFl / (p.peakFLOPS() * T)
+		u["pim"] = pimFl / (p.pimPeak() * T)
 		io := 0.0
 		for _, b := range p.ioBusy {
 			io += b
@@ -950,9 +988,18 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	snap.Neurons.Reason = "LoL-PIM runs dense FFNs: no activation sparsity and no hot/cold neuron placement. Its only split is the heterogeneous node's FC layers on the GPU and attention in PIM."
 }
 
-// peakFLOPS is the FLOP rate of every PU of the system.
-func (p *lolpim) peakFLOPS() float64 {
+// pimPeak is the FLOP rate of every PU of the system (65.5 TFLOPS a node, Table 7).
+func (p *lolpim) pimPeak() float64 {
 	return float64(p.mods*p.P*p.c.MACElems) * 2 * p.c.ClockGHz * 1e9
+}
+
+// peakFLOPS is the FLOP rate of every compute unit: the PUs, and the GPUs of a
+// heterogeneous system.
+func (p *lolpim) peakFLOPS() float64 {
+	if p.c.XPU {
+		return p.pimPeak() + p.gpu.PeakFLOPS*float64(p.c.Nodes)
+	}
+	return p.pimPeak()
 }
 
 // observeBanks fills the heat map: one row per module (in pipeline-stage order), one column
@@ -984,7 +1031,6 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 		clear(g.Owner)
 		return
 	}
-	clk := p.c.ClockGHz
 	fcReqs := float64(snap.Batch) // every stage runs every request's FC once a period
 	fcDT := 0.0
 	if p.c.XPU {
@@ -1000,12 +1046,12 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 			mem := g.Mem[mod*p.P : (mod+1)*p.P]
 			own := g.Owner[mod*p.P : (mod+1)*p.P]
 			for b := range p.P {
-				row[b] = L * p.fcBank[b] * fcReqs / clk / T
+				row[b] = L * p.macBusy(p.fcBank[b]) * fcReqs / T
 			}
 			if p.c.Partitioning == PartitionITPP {
 				io := min(1, p.ioBusy[s]/T)
 				for b := range p.P {
-					row[b] = min(1, row[b]+L*p.bankAttn[b]/clk/T)
+					row[b] = min(1, row[b]+L*p.macBusy(p.bankAttn[b])/T)
 					mem[b] = io
 					own[b] = p.itOwner
 				}
@@ -1013,7 +1059,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 			}
 			for c := range C {
 				i := t*C + c
-				v := L * p.hfaLoad[i] / clk / T
+				v := L * p.hfaLoad[i] / T
 				io := min(1, L*(p.hfaDT[i]+fcDT*fcReqs)/T)
 				for b := range Bc {
 					j := c*Bc + b

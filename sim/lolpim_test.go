@@ -23,6 +23,7 @@ func lpConfig() Config {
 		LoLPIM: LoLPIMConfig{
 			Nodes: 16, ModulesPerNode: 8, Channels: 16, BanksPerChannel: 16, RowsPerBank: 16384, RowBytes: 2048,
 			ClockGHz: 1, MACElems: 16, GBBytes: 2048, OutRegs: 2, ChannelGBps: 32, RdOutNs: 8, EPUElemsPerNs: 32,
+			TRCDNs: 14.82, TRPNs: 14.82, TRFCNs: 119.7, TREFINs: 1899.8,
 			InterfaceGBps: 64, InterNodeGBps: 10, HostSyncUs: 5,
 			Partitioning: PartitionITPP, Memory: MemoryDynamic, StaticMaxCtx: 32768, ChunkRows: 2, PingPong: true,
 		},
@@ -95,10 +96,52 @@ func TestLoLPIMCapacity(t *testing.T) {
 	}
 }
 
-// The command-stream costs of §4's mapping, with t_GBfill = 2 KB / 32 GB/s = 64 ns and
-// t_RDOUT = 8 ns.
-func TestLoLPIMCommandCosts(t *testing.T) {
+// lpUntimed is lpConfig with MACs at one a cycle: no row openings, no refresh.
+func lpUntimed() Config {
+	c := lpConfig()
+	c.LoLPIM.TRCDNs, c.LoLPIM.TRPNs, c.LoLPIM.TRFCNs, c.LoLPIM.TREFINs = 0, 0, 0, 0
+	return c
+}
+
+// An all-bank MAC stream pays for its DRAM rows (LoL-PIM §8.1: the numbers come from a
+// Ramulator-based AiM simulator; the timings are the public AiM simulator's GDDR6 preset,
+// nRCDRD = nRP = 26, nRFC = 210, nREFI = 3333 at tCK = 0.57 ns): a 2 KB row holds 64 MACs of
+// 16 two-byte elements, and each row opened in all banks costs tRCD + tRP = 29.64 ns on
+// top of its 64 one-cycle MACs; refresh stretches it all by 1899.8 / (1899.8 − 119.7).
+func TestLoLPIMRowAndRefreshTiming(t *testing.T) {
 	p := lpNew(t, lpConfig())
+	if p.macsPerRow != 64 {
+		t.Fatalf("MACs per row %d", p.macsPerRow)
+	}
+	stretch := 1899.8 / (1899.8 - 119.7)
+	for _, c := range []struct{ cycles, rows float64 }{{64, 1}, {65, 2}, {512, 8}, {1536, 24}} {
+		want := (c.cycles + c.rows*29.64) * stretch
+		if got := p.macNs(c.cycles); !lpNear(got, want) {
+			t.Errorf("%v MAC cycles: %v ns, want %v", c.cycles, got, want)
+		}
+	}
+	// QKᵀ of one 16K-token head (512 MAC cycles a PU, 8 rows) is MAC time, not transfer.
+	if q := p.qktITPP(16384, 1); !lpNear(q.mac, (512+8*29.64)*stretch) || !lpNear(q.dt, 576) {
+		t.Fatalf("QKᵀ %+v", q)
+	}
+	// The PIM-only system loses the same share of its MAC peak: a full run at 7B on
+	// Musique reaches at most 64 / 93.64 / 1.067 = 64 % of what it reaches untimed.
+	run := func(c Config) float64 { return lpStep(t, lpEngine(t, c), 3).Metrics.Util["pim"] }
+	timed, untimed := run(lpConfig()), run(lpUntimed())
+	if r := timed / untimed; r > 64/93.64/stretch*1.15 || r < 0.5 {
+		t.Fatalf("utilisation %.3f timed vs %.3f untimed (ratio %.3f)", timed, untimed, r)
+	}
+	c := lpConfig()
+	c.LoLPIM.TRFCNs, c.LoLPIM.TREFINs = 200, 100
+	if _, err := newLoLPIM(&c); err == nil || !strings.Contains(err.Error(), "t_refi_ns must exceed t_rfc_ns") {
+		t.Fatalf("refresh longer than its interval: %v", err)
+	}
+}
+
+// The command-stream costs of §4's mapping, with t_GBfill = 2 KB / 32 GB/s = 64 ns and
+// t_RDOUT = 8 ns, MACs at one a cycle (TestLoLPIMRowAndRefreshTiming adds the rows).
+func TestLoLPIMCommandCosts(t *testing.T) {
+	p := lpNew(t, lpUntimed())
 	if p.tFill != 64 || p.tRd != 8 {
 		t.Fatalf("fill %v rd %v", p.tFill, p.tRd)
 	}
@@ -336,6 +379,47 @@ func TestLoLPIMMechanismsAndUtilisation(t *testing.T) {
 	}
 	if want < 0.3 || want > 1 {
 		t.Fatalf("utilisation %.2f", want)
+	}
+}
+
+// flop_utilization is the useful FLOPs over the peak of every compute unit: for the
+// standalone system the paper's PIM utilisation (Table 8), for the heterogeneous node the
+// PUs and the GPUs together; a system without a peak figure reports none.
+func TestLoLPIMFLOPUtilization(t *testing.T) {
+	e := lpEngine(t, lpConfig())
+	var sum, T float64
+	for range 4 {
+		s := lpStep(t, e, 1)
+		sum += s.Metrics.Util["pim"] * s.IterTime.Seconds()
+		T += s.IterTime.Seconds()
+	}
+	r := e.Result()
+	if r.FLOPUtilization == nil || math.Abs(*r.FLOPUtilization-sum/T) > 1e-9 {
+		t.Fatalf("flop_utilization %v, the time-weighted PIM utilisation is %v", r.FLOPUtilization, sum/T)
+	}
+	c := lpConfig()
+	c.LoLPIM.XPU = true
+	c.LoLPIM.ModulesPerNode = 4
+	c.Workload.MaxBatch = 32
+	c.LoLPIM.GPU = GPU{Display: "GPU", PeakTFLOPS: 312, BandwidthGBps: 2048, CapacityGB: 32, ComputeEfficiency: 1, MemoryEfficiency: 1, MemoryUtilization: 1}
+	e = lpEngine(t, c)
+	var fl float64
+	T = 0
+	for range 3 {
+		s := lpStep(t, e, 1)
+		for _, sp := range s.Timeline.Spans {
+			fl += sp.FLOPs
+		}
+		T += s.IterTime.Seconds()
+	}
+	want := fl / ((16*4*256*32e9 + 16*312e12) * T)
+	if r := e.Result(); r.FLOPUtilization == nil || math.Abs(*r.FLOPUtilization-want) > 1e-9 {
+		t.Fatalf("heterogeneous flop_utilization %v, want %v", r.FLOPUtilization, want)
+	}
+	c = testNeuPIMs()
+	c.Workload.Requests = 8
+	if _, r := runAll(t, c); r.FLOPUtilization != nil {
+		t.Fatalf("NeuPIMs gives no peak figure yet, flop_utilization %v", *r.FLOPUtilization)
 	}
 }
 

@@ -34,7 +34,10 @@ type Result struct {
 	BubbleByCause map[string]map[string]float64 `json:"bubble_by_cause"`
 	KV            KVSummary                     `json:"kv"`
 	LoadImbalance *float64                      `json:"load_imbalance"`
-	EnergyJ       *float64                      `json:"energy_j"`
+	// FLOPUtilization is the useful FLOPs of the measured iterations over the peak FLOP
+	// rate of the system's compute units × measured time (null where a system gives none).
+	FLOPUtilization *float64 `json:"flop_utilization"`
+	EnergyJ         *float64 `json:"energy_j"`
 }
 
 // Dist3 is a mean and two percentiles in milliseconds.
@@ -109,6 +112,10 @@ func (e *Engine) Result() Result {
 	if st.imbalanceN > 0 {
 		v := st.imbalance / float64(st.imbalanceN)
 		r.LoadImbalance = &v
+	}
+	if fp, ok := e.sys.(flopPeaker); ok && st.time > 0 {
+		v := st.flops / (fp.peakFLOPS() * st.time.Seconds())
+		r.FLOPUtilization = &v
 	}
 	return r
 }
