@@ -575,9 +575,10 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	kv.BlockBytes = p.blkBytes
 	perRS := int(float64(p.nch) * p.lc.Host.RankBytes() / p.blkBytes)
 	kv.Locations = make([]KVLocation, 1+p.nrs)
-	kv.Locations[0] = KVLocation{Label: fmt.Sprintf("host: %d ranksets", p.nrs), Capacity: perRS * p.nrs}
+	kv.Locations[0] = KVLocation{Label: "all ranksets", Capacity: perRS * p.nrs,
+		Note: fmt.Sprintf("the host DIMMs: %d ranksets, rankset r being rank r of every channel", p.nrs)}
 	for r := range p.nrs {
-		kv.Locations[1+r] = KVLocation{Label: fmt.Sprintf("rankset %d (ch0–%d)", r, p.nch-1), Capacity: perRS}
+		kv.Locations[1+r] = KVLocation{Label: fmt.Sprintf("rankset %d", r), Capacity: perRS, Note: fmt.Sprintf("rank %d of ch0–%d", r, p.nch-1)}
 	}
 	// Each request's blocks in all ranksets are one holder of the host bar; the rankset
 	// bars show what the layer-wise round-robin puts on each.

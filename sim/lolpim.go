@@ -1079,7 +1079,8 @@ func (p *lolpim) observeKV(snap *Snapshot, running []*Request) {
 	if p.c.Memory == MemoryStatic {
 		what = fmt.Sprintf("static %d-token reservations", p.c.StaticMaxCtx)
 	}
-	loc := KVLocation{Label: fmt.Sprintf("every module (×%d) · %s", p.mods, what), Capacity: p.kv.capacity[0], Used: p.kv.used[0], Reserved: p.kv.reserved[0]}
+	loc := KVLocation{Label: "each module", Capacity: p.kv.capacity[0], Used: p.kv.used[0], Reserved: p.kv.reserved[0],
+		Note: fmt.Sprintf("the same chunks on all %d modules · %s", p.mods, what)}
 	kv.Capacity, kv.Used, kv.Reserved = loc.Capacity, loc.Used, loc.Reserved
 	perTok := float64(2*p.stLayers[0]*p.m.KVHeads*p.m.HeadDim*p.prec) / float64(p.tp)
 	var live, alloc float64

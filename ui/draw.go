@@ -354,6 +354,14 @@ func thousands(n int) string {
 	return b.String()
 }
 
+// count writes n things of a kind: 1 request, 2 requests, 1,024 blocks.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return thousands(n) + " " + thing + "s"
+}
+
 // pct formats a fraction as a percentage with one decimal.
 func pct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -362,13 +370,20 @@ func pct(f float64) string {
 	return fmt.Sprintf("%.1f%%", 100*f)
 }
 
-// si formats a quantity with a k/M/G/T/P suffix and three significant digits: 36.7k.
+// si formats a quantity with a k/M/G/T/P suffix and three significant digits: 36.7k;
+// below a hundred, with up to three significant digits (56.2, 0.11), so that a small rate
+// never reads as 0.
 func si(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
 	}
 	a := math.Abs(v)
-	if a < 1e4 {
+	switch {
+	case a == 0:
+		return "0"
+	case a < 100:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a < 1e4:
 		return fmt.Sprintf("%.0f", v)
 	}
 	units := []string{"k", "M", "G", "T", "P", "E"}
