@@ -77,3 +77,35 @@ func TestE2ETmux(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestE2EPickerLoadsTypedName opens the preset picker in tmux, moves its cursor, types
+// hermes and presses enter: the explorer loads hermes, not a preset whose name starts
+// with it (hermes-base) or whose description mentions it (rank-pim).
+func TestE2EPickerLoadsTypedName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	bin := filepath.Join(t.TempDir(), "pimtui")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	s := startTmux(t, bin, "--preset neupims --requests 100 --batch 32")
+	s.wait("step 1 ")
+	s.keys("p")
+	s.wait("filter:")
+	s.keys("Down", "Down", "Down")
+	s.keys("h", "e", "r", "m", "e", "s")
+	s.wait("filter: hermes")
+	s.keys("Enter")
+	scr := s.wait("loaded preset hermes")
+	if h := strings.SplitN(scr, "\n", 2)[0]; !strings.HasPrefix(h, "pimtui hermes ") {
+		t.Fatalf("header %q after picking hermes", h)
+	}
+	s.keys("q")
+	if st := s.status(); st != "0" {
+		t.Fatalf("explorer exited with %s", st)
+	}
+}

@@ -142,6 +142,28 @@ func TestFlowPresetSwitch(t *testing.T) {
 	}
 }
 
+// Typing a preset's name in the picker and enter loads that preset, even where other
+// names start with it (hermes-base, hermes-host) and descriptions mention it (rank-pim).
+func TestFlowPickerTypesName(t *testing.T) {
+	tm, p := startFlow(t, "neupims", 120, 40)
+	waitScreen(t, p, "the first step", shows("step 1 "))
+	tm.Type("p")
+	waitScreen(t, p, "the picker", shows("filter:"))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+	tm.Type("hermes")
+	waitScreen(t, p, "the filter", shows("filter: hermes"))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitScreen(t, p, "hermes", func(s string) bool {
+		h := firstLine(s)
+		return strings.Contains(h, "pimtui hermes ") && strings.Contains(h, "step 1 ")
+	})
+	tm.Type("q")
+	if m := finalModel(t, tm); m.cfg.Preset != "hermes" {
+		t.Fatalf("final preset %q", m.cfg.Preset)
+	}
+}
+
 func TestFlowExport(t *testing.T) {
 	tm, p := startFlow(t, "neupims", 120, 40)
 	waitScreen(t, p, "the first step", shows("step 1 "))
