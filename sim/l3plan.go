@@ -488,6 +488,25 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)
+	// A channel's ranks are its DIMMs' ranks; rankset r is rank r of every channel (§5.1),
+	// DIMM r / ranks-per-DIMM. Each rank has a rank PU in its DIMM's buffer chip and a bank
+	// PU beside every bank of its chips (§4.3).
+	g.RowLevels = []BankLevel{{"channel", "ch", p.nch}}
+	g.ColLevels = []BankLevel{{"DIMM", "DIMM", h.DIMMsPerChannel}, {"rank", "rank", h.RanksPerDIMM},
+		{"bank group", "BG", h.BankGroups}, {"bank", "bank", h.BanksPerGroup}}
+	rankPU := BankUnit{Name: "rank PU", Level: 1, Busy: make([]float64, p.nch*p.nrs)}
+	bankPUs := p.lc.Attention == L3AttnBankPIM
+	var gpuBusy Time
+	for r := range p.dp {
+		gpuBusy += busy[p.laneGPU+r]
+	}
+	g.Units = []BankUnit{rankPU, systemUnit(fmt.Sprintf("GPU ×%d", p.dp*p.sh.TP), gpuBusy/Time(p.dp), T)}
+	if p.laneH2D >= 0 {
+		g.Units = append(g.Units, systemUnit("PCIe host→GPU", busy[p.laneH2D], T), systemUnit("PCIe GPU→host", busy[p.laneD2H], T))
+	}
+	if !bankPUs {
+		g.Reason = "rank-level PIM: no bank PUs; each rank PU streams its rank's banks at the bus rate"
+	}
 	owner := make([]int, p.nrs)
 	longest := make([]int, p.nrs)
 	for r := range owner {
@@ -512,9 +531,12 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			w := float64(p.rsBusy[r]) * float64(p.nh[c])
 			mx = max(mx, w)
 			sum += w
+			rankPU.Busy[c*p.nrs+r] = min(1, b)
 			for k := range banks {
 				i := c*g.Cols + r*banks + k
-				g.PIM[i] = min(1, b*p.bankUse[k])
+				if bankPUs {
+					g.PIM[i] = min(1, b*p.bankUse[k])
+				}
 				g.Mem[i] = min(1, recv)
 				g.Owner[i] = owner[r]
 			}
@@ -570,7 +592,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 		return
 	}
 	banks := p.lc.Host.BanksPerRank()
-	kv.Unit = fmt.Sprintf("block (%d tokens of one head's K or V in one layer, %d B, in one rank: token t in logic bank t mod %d)", banks, int(p.blkBytes), banks)
+	kv.Unit = fmt.Sprintf("%d tokens of one head's K or V in one layer, in one rank (token t in logic bank t mod %d)", banks, banks)
 	kv.LocKind = "rankset"
 	kv.BlockBytes = p.blkBytes
 	perRS := int(float64(p.nch) * p.lc.Host.RankBytes() / p.blkBytes)

@@ -946,6 +946,15 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		}
 	}
 	p.observeBanks(snap)
+	if p.c.XPU {
+		// The heterogeneous node's GPU runs the FC layers beside its modules.
+		busy := s.Busy()
+		var gb Time
+		for n := range p.c.Nodes {
+			gb += busy[p.laneGPU0+n]
+		}
+		snap.Banks.Units = []BankUnit{systemUnit(fmt.Sprintf("GPU ×%d", p.c.Nodes), gb/Time(p.c.Nodes), float64(snap.IterTime))}
+	}
 	p.observeKV(snap, running)
 	snap.Neurons.Reason = "LoL-PIM runs dense FFNs: no activation sparsity and no hot/cold neuron placement. Its only split is the heterogeneous node's FC layers on the GPU and attention in PIM."
 }
@@ -977,6 +986,8 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 		}
 	}
 	g.RowNotes = p.rowNotes()
+	g.RowLevels = []BankLevel{{"node", "node", p.c.Nodes}, {"module", "mod", p.mpn}}
+	g.ColLevels = []BankLevel{{"channel", "ch", C}, {"bank", "bank", Bc}}
 	T := float64(snap.IterTime) / float64(Nanosecond)
 	if T <= 0 {
 		clear(g.PIM)

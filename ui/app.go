@@ -300,20 +300,29 @@ func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 }
 
 func (m *Model) setSnapshot(s *sim.Snapshot) {
-	noBanks := m.snap != nil && m.snap.Banks.Rows == 0
+	noBanks, neurons := m.snap != nil && m.snap.Banks.Rows == 0, m.neuronsShown()
 	m.snap = s
 	for _, p := range m.panes {
 		p.SetSnapshot(s)
 	}
-	if noBanks != (s.Banks.Rows == 0) {
+	if noBanks != (s.Banks.Rows == 0) || neurons != m.neuronsShown() {
 		m.relayout()
 	}
+}
+
+// neuronsShown reports whether the system splits neurons between the GPU and memory, so
+// the neuron map gets room: from the snapshot, or before the first one from the family.
+func (m *Model) neuronsShown() bool {
+	if m.snap == nil {
+		return m.cfg.System == sim.SystemHermes
+	}
+	return len(m.snap.Neurons.Blocks) > 0
 }
 
 // relayout recomputes the layout and gives each visible pane its size.
 func (m *Model) relayout() {
 	m.lessonH = m.lessonHeight(m.c.Width, m.c.Height)
-	m.lay = computeLayout(m.c.Width, m.c.Height-m.lessonH, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0)
+	m.lay = computeLayout(m.c.Width, m.c.Height-m.lessonH, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0, m.neuronsShown())
 	m.rects = m.lay.rects()
 	for id, r := range m.rects {
 		m.panes[id].SetSize(max(0, r.w-2), max(0, r.h-2))

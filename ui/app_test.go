@@ -338,7 +338,7 @@ func TestMouse(t *testing.T) {
 	hr := d.m.rects[paneBanks]
 	hm := d.m.panes[paneBanks].(*heatmap)
 	q := hm.geom()
-	d.send(tea.MouseClickMsg{X: hr.x + 1 + q.labelW + 5, Y: hr.y + 1 + q.top + 2, Button: tea.MouseLeft})
+	d.send(tea.MouseClickMsg{X: hr.x + 1 + q.xs[4], Y: hr.y + 1 + q.top + 2, Button: tea.MouseLeft})
 	if d.m.focus != paneBanks || hm.cr != 2*q.fr || hm.cc != 4*q.fc {
 		t.Fatalf("click on a bank: focus %d cursor %d,%d", d.m.focus, hm.cr, hm.cc)
 	}

@@ -18,7 +18,7 @@ type KeyMap struct {
 	Enter                 key.Binding
 
 	// Bank heatmap.
-	Mode key.Binding
+	Mode, Scale key.Binding
 	// Timeline.
 	ZoomIn, ZoomOut, Fit, PanLeft, PanRight, PrevLayer, NextLayer, Expand key.Binding
 
@@ -66,7 +66,8 @@ func DefaultKeyMap() *KeyMap {
 		Down:  b(k("j", "down"), h("j/↓", "down")),
 		Enter: b(k("enter"), h("enter", "drill down")),
 
-		Mode: b(k("m"), h("m", "mode")),
+		Mode:  b(k("m"), h("m", "mode")),
+		Scale: b(k("a"), h("a", "colour scale")),
 
 		ZoomIn:    b(k("]"), h("]", "zoom in")),
 		ZoomOut:   b(k("["), h("[", "zoom out")),
