@@ -24,7 +24,7 @@ const (
 	numHeatModes
 )
 
-var heatModeNames = [numHeatModes]string{"PIM compute", "memory traffic", "PIM|mem", "owner"}
+var heatModeNames = [numHeatModes]string{"PIM", "memory", "PIM|mem", "owner"}
 
 // ownerGlyphs name the owners of cells in owner mode; the legend maps them to requests.
 const ownerGlyphs = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

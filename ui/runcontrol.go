@@ -167,7 +167,7 @@ func (r *runControl) footerLine(st *Styles, keyLine string, w int) string {
 		if r.statusBad {
 			p = st.Bad
 		}
-		rb.str(p, truncate(r.status, w))
+		rb.str(p, cutWords(r.status, w))
 		rb.spaces(3)
 	}
 	if rest := w - rb.w; rest > 10 {
