@@ -648,12 +648,14 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 	// Each cell shows the share of its time range the lane was busy: a span's fill when
 	// busy throughout, a bar of eighths when busy part of the time, however narrow the
 	// spans, and the bubble hatch only when it was idle throughout.
+	// A cell busy to within an eighth of a line is a span's, whatever the row's height,
+	// so it keeps its sub-batch's fill and label.
 	levels := 8 * g.rowH
 	for c := range g.cw {
 		width := m.colTime(c+1, g.cw) - m.colTime(c, g.cw)
 		s.level[c] = busyLevel(s.busy[c], width, levels)
 		switch {
-		case s.level[c] == levels:
+		case busyLevel(s.busy[c], width, 8) == 8:
 			s.kind[c] = cellSpan
 		case s.level[c] > 0:
 			s.kind[c] = cellPart
