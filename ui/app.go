@@ -183,30 +183,21 @@ func (m *Model) Init() tea.Cmd {
 
 func (m *Model) buildingText() string { return "building the " + m.cfg.Preset + " engine…" }
 
-// build builds the first engine off the UI goroutine; startedMsg brings it back.
+// build builds the first engine off the UI goroutine; a loadedMsg marked first brings it
+// back.
 func (m *Model) build() tea.Cmd {
 	m.loadSeq++
 	seq, cfg := m.loadSeq, m.cfg
 	return func() tea.Msg {
 		e, err := sim.New(cfg)
-		return startedMsg{seq: seq, eng: e, err: err}
+		return loadedMsg{seq: seq, first: true, cfg: cfg, eng: e, err: err}
 	}
-}
-
-// startedMsg carries the first engine, or why the configuration cannot run.
-type startedMsg struct {
-	seq int
-	eng *sim.Engine
-	err error
 }
 
 // started adopts the first engine and takes its first step, with any moves asked for
 // meanwhile (a lesson's iterations, keys pressed while it built) queued behind it. A
 // configuration the engine refuses ends the program: StartErr says why.
-func (m *Model) started(msg startedMsg) tea.Cmd {
-	if msg.seq != m.loadSeq {
-		return nil
-	}
+func (m *Model) started(msg loadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.startErr = msg.err
 		return tea.Quit
@@ -221,7 +212,7 @@ func (m *Model) started(msg startedMsg) tea.Cmd {
 // startNow builds the engine and takes its first step on the calling goroutine, for a
 // headless frame.
 func (m *Model) startNow() error {
-	built := m.build()().(startedMsg)
+	built := m.build()().(loadedMsg)
 	if built.err != nil {
 		return built.err
 	}
@@ -259,14 +250,15 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 	}
 }
 
-// loadedMsg carries an engine restart built, tagged with the load's sequence number so
-// that only the latest load (of a preset, a reset or a lesson step) is adopted.
+// loadedMsg carries an engine built off the UI goroutine (the first, a restart or a new
+// preset), tagged with the load's sequence number so that only the latest load (of a
+// preset, a reset or a lesson step) is adopted.
 type loadedMsg struct {
-	seq   int
-	fresh bool
-	cfg   sim.Config
-	eng   *sim.Engine
-	err   error
+	seq          int
+	first, fresh bool
+	cfg          sim.Config
+	eng          *sim.Engine
+	err          error
 }
 
 // loaded adopts a built engine; a new preset also leaves any lesson and fetches the
@@ -274,6 +266,9 @@ type loadedMsg struct {
 func (m *Model) loaded(msg loadedMsg) tea.Cmd {
 	if msg.seq != m.loadSeq {
 		return nil
+	}
+	if msg.first {
+		return m.started(msg)
 	}
 	if msg.err != nil {
 		return m.setStatus(fmt.Sprintf("%s: %v", msg.cfg.Preset, msg.err), true)
@@ -388,8 +383,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.restart(cfg, true)
 	case loadedMsg:
 		return m, m.loaded(msg)
-	case startedMsg:
-		return m, m.started(msg)
 	case catalogMsg:
 		return m, m.gotCatalog(msg)
 	case figuresMsg:

@@ -240,9 +240,7 @@ func TestPresetPicker(t *testing.T) {
 		t.Fatal("esc should close the picker without a change")
 	}
 	d.keys("p")
-	for _, r := range "h100" {
-		d.keys(string(r))
-	}
+	d.typeText("h100")
 	if got := len(d.m.picker.matches); got != 1 {
 		t.Fatalf("filter h100 matches %d presets", got)
 	}
@@ -291,9 +289,7 @@ func TestPickerRanksNamesFirst(t *testing.T) {
 
 	// A fuzzy name beats a description: "npuo" is npu-only's letters in order.
 	d.keys("p")
-	for _, r := range "npuo" {
-		d.keys(string(r))
-	}
+	d.typeText("npuo")
 	if got := d.m.picker.selected(); got != "npu-only" {
 		t.Fatalf("npuo selects %q", got)
 	}
@@ -301,9 +297,7 @@ func TestPickerRanksNamesFirst(t *testing.T) {
 
 	// The compare chooser and the lesson picker rank the same way.
 	d.keys("c")
-	for _, r := range "flexgen" {
-		d.keys(string(r))
-	}
+	d.typeText("flexgen")
 	if got := d.m.chooser.selected(); got != "flexgen" {
 		t.Fatalf("the compare chooser selects %q for flexgen", got)
 	}
@@ -665,9 +659,7 @@ func TestRequestsFilterAndSort(t *testing.T) {
 	all := len(rq.rows)
 	loc := rq.where(rq.rows[0])
 	d.keys("/")
-	for _, r := range loc {
-		d.keys(string(r))
-	}
+	d.typeText(loc)
 	if !rq.typing || d.m.snap.Step != 2 {
 		t.Fatal("typing a filter should not act on the run")
 	}
