@@ -609,10 +609,10 @@ func (m *heatmap) level(v float64, i int) int {
 	return 1 + clamp(int((v-m.lo[i])/(m.hi[i]-m.lo[i])*5), 0, 4)
 }
 
-// unitGlyph is a unit's busy share as a bar: ▁ to █ in eighths, blank when idle.
+// unitGlyph is a unit's busy share as a bar: ▁ to █ in eighths, · when idle.
 func unitGlyph(f float64) rune {
 	if !(f > 0) {
-		return ' '
+		return freeGlyph
 	}
 	return barGlyphs[clamp(int(math.Round(f*8)), 1, 8)]
 }
