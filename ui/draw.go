@@ -204,9 +204,25 @@ func cutWords(s string, w int) string {
 	}
 	first := strings.TrimRight(strings.Split(ansi.Wordwrap(s, w-2, ""), "\n")[0], " ")
 	if first == "" || width(first) > w-2 {
-		return truncate(s, w)
+		return cutBeforeNumber(s, w)
 	}
 	return first + " …"
+}
+
+// cutBeforeNumber cuts plain text s to at most w cells ending in "…", backing off to the
+// start of a number the cut would reach ("325,696" becomes "…", never "325…").
+func cutBeforeNumber(s string, w int) string {
+	if strings.ContainsRune(s, 0x1b) {
+		return truncate(s, w)
+	}
+	r := []rune(s)
+	n := min(len(r), max(0, w-1))
+	// A figure touching the ellipsis would read as cut, whole or not.
+	digit := func(c rune) bool { return c >= '0' && c <= '9' || c == '.' || c == ',' }
+	for n > 0 && digit(r[n-1]) {
+		n--
+	}
+	return string(r[:n]) + "…"
 }
 
 // flow lays a line of parts joined by partSep out over lines of at most w cells, a part
