@@ -160,9 +160,9 @@ func (p *picker) View(w, h int) []string {
 		}
 		line := mark + fitLine(it.Name, nameW) + "  " + it.Description
 		if i == p.cur {
-			body = append(body, st.Rev.render(fitLine(line, inner)))
+			body = append(body, st.Rev.render(fitLine(cutWords(line, inner), inner)))
 		} else {
-			body = append(body, truncate(line, inner))
+			body = append(body, cutWords(line, inner))
 		}
 	}
 	body = append(body, figs...)
