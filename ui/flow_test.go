@@ -62,7 +62,12 @@ func startFlow(t *testing.T, preset string, w, h int) (*teatest.TestModel, *prob
 
 func waitScreen(t *testing.T, p *probe, what string, cond func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Building a Hermes engine takes most of a second, several under the race detector.
+	wait := 10 * time.Second
+	if raceEnabled {
+		wait = 60 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		s := p.frame()
 		if cond(s) {
