@@ -176,3 +176,70 @@ func TestTimelineShortSpans(t *testing.T) {
 		})
 	}
 }
+
+// Each family's heatmap names its hardware as the other panes do: L3's DIMMs and ranks
+// with a rank PU each, Hermes' DIMMs (never DI0) with their NDP cores under the GPU,
+// HeLioS' PEs as a mesh whose tiles enter opens.
+func TestHeatmapHierarchy(t *testing.T) {
+	d := newDriver(t, "l3", 200, 60)
+	d.keys("n", "n", "1")
+	hm := d.m.panes[paneBanks].(*heatmap)
+	s := d.screen()
+	for _, want := range []string{"DIMM0", "DIMM1", "rank0", "rank1", "rank PU", "GPU ×8"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("L3 banks lack %q:\n%s", want, s)
+		}
+	}
+	if got := hm.colLabel(17); got != "DIMM0 rank1 BG0 bank1" {
+		t.Fatalf("L3 column 17 is %q", got)
+	}
+
+	d = newDriver(t, "hermes", 120, 40)
+	d.keys("1")
+	s = d.screen()
+	if !strings.Contains(s, "DIMM7") || strings.Contains(s, "DI0 ") || !strings.Contains(s, "GPU ") || !strings.Contains(s, "NDP core") {
+		t.Fatalf("Hermes banks:\n%s", s)
+	}
+
+	d = newDriver(t, "helios", 120, 40)
+	d.keys("1")
+	hm = d.m.panes[paneBanks].(*heatmap)
+	if !hm.meshShown() || !strings.Contains(hm.Title(), "4×4 PE mesh") {
+		t.Fatalf("HeLioS banks are not a mesh: %q", hm.Title())
+	}
+	d.keys("l", "j")
+	if hm.cr != 5 || !strings.Contains(d.screen(), "PE(1,1) · PIM") {
+		t.Fatalf("cursor on PE %d:\n%s", hm.cr, d.screen())
+	}
+	d.keys("enter")
+	if hm.meshShown() || !strings.Contains(d.screen(), "PE(1,1) ") {
+		t.Fatalf("enter did not show the PE's banks:\n%s", d.screen())
+	}
+	d.keys("esc")
+	if !hm.meshShown() {
+		t.Fatal("esc did not return to the mesh")
+	}
+}
+
+// The colour scale spans the iteration's range, so banks that differ by a point read
+// apart; a makes it absolute, where they read alike.
+func TestHeatmapRelativeScale(t *testing.T) {
+	d := newDriver(t, "neupims", 120, 40)
+	d.keys("n", "1")
+	hm := d.m.panes[paneBanks].(*heatmap)
+	g := &d.m.snap.Banks
+	if hm.hi[0]-hm.lo[0] < 0.01 || hm.hi[0] > 0.6 {
+		t.Skipf("the fixture run's channels do not differ the way this test needs: %v–%v", hm.lo[0], hm.hi[0])
+	}
+	lo, hi := slices.Index(g.PIM, hm.lo[0]), slices.Index(g.PIM, hm.hi[0])
+	if hm.level(g.PIM[lo], 0) != 1 || hm.level(g.PIM[hi], 0) != 5 {
+		t.Fatalf("relative: the least busy bank is level %d, the busiest %d", hm.level(g.PIM[lo], 0), hm.level(g.PIM[hi], 0))
+	}
+	if !strings.Contains(d.screen(), "this step") {
+		t.Fatalf("the legend does not give the range:\n%s", d.screen())
+	}
+	d.keys("a")
+	if hm.level(g.PIM[lo], 0) != heatLevel(g.PIM[lo]) || hm.level(g.PIM[hi], 0) != heatLevel(g.PIM[hi]) {
+		t.Fatal("a did not make the scale absolute")
+	}
+}
