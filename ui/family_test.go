@@ -243,3 +243,43 @@ func TestHeatmapRelativeScale(t *testing.T) {
 		t.Fatal("a did not make the scale absolute")
 	}
 }
+
+// Each family's heatmap fits every size in every mode, drilled down or not: the mesh, the
+// column-level units and the row units included.
+func TestHeatmapFitsEverySize(t *testing.T) {
+	stride := 1
+	if testing.Short() {
+		stride = 3
+	}
+	for _, run := range familyRuns {
+		t.Run(run.preset, func(t *testing.T) {
+			d := newDriver(t, run.preset, 120, 40)
+			snap := d.m.snap
+			for _, color := range []bool{false, true} {
+				p := newHeatmap(testCommon(color))
+				p.SetSnapshot(snap)
+				var pn pane = p
+				for mode := range numHeatModes {
+					for _, k := range []string{"", "enter"} {
+						if k != "" {
+							pn, _ = pn.Update(keyPress(k))
+						}
+						for w := 0; w <= 130; w += 7 * stride {
+							for h := 0; h <= 40; h += 3 * stride {
+								pn.SetSize(w, h)
+								out := pn.View()
+								if w > 0 && h > 0 {
+									checkFits(t, fmt.Sprintf("%s mode %d %s %dx%d", run.preset, mode, k, w, h), out, w, h)
+								}
+								pn.Update(keyPress("l"))
+								pn.Update(keyPress("j"))
+							}
+						}
+						pn, _ = pn.Update(keyPress("esc"))
+					}
+					pn, _ = pn.Update(keyPress("m"))
+				}
+			}
+		})
+	}
+}
