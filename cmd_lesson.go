@@ -214,15 +214,17 @@ func lessonOptions(sets []string) ui.LessonOptions {
 	if err != nil {
 		return ui.LessonOptions{}
 	}
-	return ui.LessonOptions{
-		Lessons: lessonInfos(ls),
-		LessonStep: func(name string, step int) (sim.Config, error) {
-			l, err := presets.GetLesson(name)
-			if err != nil {
-				return sim.Config{}, err
-			}
-			return l.StepConfig(step, sets...)
-		},
+	return ui.LessonOptions{Lessons: lessonInfos(ls), LessonStep: lessonStep(sets)}
+}
+
+// lessonStep builds a lesson step's configuration with the command line's overrides.
+func lessonStep(sets []string) func(name string, step int) (sim.Config, error) {
+	return func(name string, step int) (sim.Config, error) {
+		l, err := presets.GetLesson(name)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		return l.StepConfig(step, sets...)
 	}
 }
 
@@ -232,7 +234,7 @@ func lessonInfos(ls []*presets.Lesson) []ui.LessonInfo {
 	for i, l := range ls {
 		info := ui.LessonInfo{Name: l.Name, Title: l.Title, Family: l.Family, Summary: l.Summary}
 		for _, s := range l.Steps {
-			st := ui.LessonStepInfo{Title: s.Title, Preset: s.Preset, Focus: s.Focus, Text: s.Text, Notice: s.Notice, Steps: s.Steps}
+			st := ui.LessonStepInfo{Title: s.Title, Preset: s.Preset, Set: s.Set, Focus: s.Focus, Text: s.Text, Notice: s.Notice, Steps: s.Steps}
 			for _, c := range s.Claims {
 				st.Claims = append(st.Claims, c.Text)
 			}

@@ -17,6 +17,23 @@ type tmuxSession struct {
 	sock, rc string
 }
 
+// tmuxBinary builds the binary for an end-to-end test, or skips the test in -short mode
+// or without tmux.
+func tmuxBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	bin := filepath.Join(t.TempDir(), "pimtui")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func startTmux(t *testing.T, bin string, args string) *tmuxSession {
 	t.Helper()
 	dir := t.TempDir()
@@ -67,16 +84,7 @@ func (s *tmuxSession) status() string {
 // and from the explorer's c: both sides step together, go back together, survive a
 // resize to a tiny terminal, and the program quits with status 0.
 func TestE2ECompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	bin := filepath.Join(t.TempDir(), "pimtui")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := tmuxBinary(t)
 
 	s := startTmux(t, bin, "compare neupims neupims+pim.dual_row_buffer=false --requests 100 --batch 32")
 	s.wait("A neupims vs B neupims+pim.dual_row_buffer=false")

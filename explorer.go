@@ -45,7 +45,16 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return explore(cmd, o, f, cfg, ui.Options{LessonOptions: lessonOptions(sets)})
+	// The preset and lesson lists take a moment to read; the screen does not wait for them.
+	opts := ui.Options{LessonOptions: ui.LessonOptions{LessonStep: lessonStep(sets)}}
+	opts.Catalog = func() ui.Catalog {
+		c := ui.Catalog{Presets: presetList()}
+		if ls, err := presets.Lessons(); err == nil {
+			c.Lessons = lessonInfos(ls)
+		}
+		return c
+	}
+	return explore(cmd, o, f, cfg, opts)
 }
 
 // explore runs the explorer on cfg on terminal f. opts gives what the caller offers;
@@ -53,7 +62,10 @@ func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
 // are set here.
 func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui.Options) error {
 	noColor := os.Getenv("NO_COLOR") != ""
-	opts.Color, opts.NoMouse, opts.Presets, opts.Load, opts.Figures = !noColor, o.noMouse, presetList(), o.loader(cmd), figures
+	opts.Color, opts.NoMouse, opts.Load, opts.Figures = !noColor, o.noMouse, o.loader(cmd), figures
+	if opts.Catalog == nil {
+		opts.Presets = presetList()
+	}
 	opts.CompareWith, opts.CompareLoad = o.compareChoices(cmd), o.compareLoader(cmd)
 	m, err := ui.New(cfg, opts)
 	if err != nil {
@@ -63,8 +75,13 @@ func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui
 	if noColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
 	}
-	_, err = tea.NewProgram(m, popts...).Run()
-	return err
+	if _, err := tea.NewProgram(m, popts...).Run(); err != nil {
+		return err
+	}
+	if err := m.StartErr(); err != nil {
+		return usagef("%s: %v", cfg.Preset, err)
+	}
+	return nil
 }
 
 // presetList is the explorer's preset picker: every embedded preset with its description.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -62,11 +63,21 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 	if err != nil {
 		return nil, sim.Config{}, usageError{err}
 	}
-	sets, err := o.overrides(c)
+	flagged, err := o.flagOverrides(c)
 	if err != nil {
 		return nil, sim.Config{}, err
 	}
-	for _, s := range sets {
+	// A value the file rejects is reported against the flag the user typed.
+	for _, fs := range flagged {
+		if err := f.Set(fs.set); err != nil {
+			var pe *presets.Error
+			if errors.As(err, &pe) {
+				err = errors.New(pe.Msg)
+			}
+			return nil, sim.Config{}, usagef("--%s %s: %v", fs.flag, fs.value, err)
+		}
+	}
+	for _, s := range o.sets {
 		if err := f.Set(s); err != nil {
 			return nil, sim.Config{}, usageError{fmt.Errorf("--set %w", err)}
 		}
@@ -129,20 +140,40 @@ func flagSets(flag, v string) (sets []string, ok bool, err error) {
 	return nil, false, nil
 }
 
-// overrides lists the "key=value" overrides the command line asks for: the override
-// flags given, then each --set in order.
-func (o *options) overrides(c *cobra.Command) ([]string, error) {
+// flagSet is one "key=value" override an override flag stands for, with the flag and
+// the value the user typed.
+type flagSet struct{ flag, value, set string }
+
+// flagOverrides lists the overrides of the override flags given, in overrideKeys' order.
+func (o *options) flagOverrides(c *cobra.Command) ([]flagSet, error) {
 	fl := c.Flags()
-	var sets []string
+	var out []flagSet
 	for _, k := range overrideKeys {
 		if !fl.Changed(k.flag) {
 			continue
 		}
-		s, _, err := flagSets(k.flag, fl.Lookup(k.flag).Value.String())
+		v := fl.Lookup(k.flag).Value.String()
+		s, _, err := flagSets(k.flag, v)
 		if err != nil {
 			return nil, err
 		}
-		sets = append(sets, s...)
+		for _, x := range s {
+			out = append(out, flagSet{k.flag, v, x})
+		}
+	}
+	return out, nil
+}
+
+// overrides lists the "key=value" overrides the command line asks for: the override
+// flags given, then each --set in order.
+func (o *options) overrides(c *cobra.Command) ([]string, error) {
+	flagged, err := o.flagOverrides(c)
+	if err != nil {
+		return nil, err
+	}
+	sets := make([]string, 0, len(flagged)+len(o.sets))
+	for _, fs := range flagged {
+		sets = append(sets, fs.set)
 	}
 	return append(sets, o.sets...), nil
 }

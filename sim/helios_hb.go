@@ -816,6 +816,11 @@ func (s *hbSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 	g.RowKind, g.ColKind = "pe", "bank"
 	g.Rows, g.Cols, g.ColGroup = s.pes, hb.BanksPerPE(), n*n
 	g.MeshRows, g.MeshCols, g.Dies = s.m, s.m, hb.Dies
+	// PE(x, y) sits under its banks on every stacked die; the two NoCs link neighbouring PEs.
+	g.RowLevels = []BankLevel{{"mesh row", "x", s.m}, {"mesh column", "y", s.m}}
+	g.ColLevels = []BankLevel{{"die", "die", hb.Dies}, {"bank", "bank", n * n}}
+	g.Units = []BankUnit{systemUnit("inter-PE NoC", busy[s.lnNoC], float64(T)), systemUnit("router NoC", busy[s.lnRouter], float64(T)),
+		systemUnit("NVLink", busy[s.lnNV], float64(T))}
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)

@@ -392,6 +392,9 @@ func (s *nmpSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 		cells := g.Rows * g.Cols
 		g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 		g.RowNotes = make([]string, g.Rows)
+		g.RowLevels = []BankLevel{{"HBM cube", "cube", s.cubes}}
+		g.ColLevels = []BankLevel{{"bank", "bank", g.Cols}}
+		g.Units = []BankUnit{systemUnit("GPU", busy[s.lnGPU], float64(T)), systemUnit("NVLink", busy[s.lnNV], float64(T))}
 		for c := range s.cubes {
 			pb := min(1, float64(s.cubeBusy[c])/float64(T))
 			mb := min(1, s.cubeByte[c]/(s.n.CubeBandwidth()*sec))
@@ -405,7 +408,7 @@ func (s *nmpSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 		}
 		m.LocKind = "HBM cube"
 		m.Unit = fmt.Sprintf("%d tokens × one KV head × %d layers; %s", k.b, s.sh.LayersDev(), k.describe())
-		heliosKVMap(m, k, running, func(c int) string { return fmt.Sprintf("cube %d", c) }, g.RowNotes)
+		heliosKVMap(m, k, running, func(c int) string { return fmt.Sprintf("cube%d", c) }, g.RowNotes)
 	}
 	if m.Capacity > 0 {
 		snap.Metrics.KVUtil = float64(m.Used) / float64(m.Capacity)

@@ -657,19 +657,29 @@ func (h *hermes) observeBanks(snap *Snapshot, busy []Time, T, sec float64) {
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)
+	// The GPU and the DIMMs: each NDP-DIMM's GEMV core sits in its buffer chip and reads
+	// the DIMM's ranks, over which its neurons are striped.
+	g.RowLevels = []BankLevel{{"DIMM", "DIMM", h.J}}
+	g.ColLevels = []BankLevel{{"rank", "rank", nd.Ranks}, {"bank group", "BG", nd.BankGroups}, {"bank", "bank", nd.BanksPerGroup}}
+	core := BankUnit{Name: "NDP core", Level: UnitRow, Busy: make([]float64, h.J)}
+	g.Units = []BankUnit{core, systemUnit("GPU", busy[h.laneGPU], T), systemUnit("PCIe", busy[h.lanePCIe], T)}
+	if h.laneLink >= 0 {
+		g.Units = append(g.Units, systemUnit("DIMM-link", busy[h.laneLink], T))
+	}
 	win := ""
 	if h.ns != nil && h.hc.Policy.Remap && h.hc.Policy.Window > 0 {
-		win = fmt.Sprintf("  window %d/%d", (h.tokens-1)%h.hc.Policy.Window+1, h.hc.Policy.Window)
+		win = fmt.Sprintf(" · window %d/%d", (h.tokens-1)%h.hc.Policy.Window+1, h.hc.Policy.Window)
 	}
 	for j := range h.J {
 		pb := float64(busy[h.laneHome0+j]) / T
+		core.Busy[j] = min(1, pb)
 		mem := min(1, h.homeBytes[j]/(h.home.MemBandwidth*sec))
 		for c := range g.Cols {
 			i := j*g.Cols + c
 			// Neurons are striped over a DIMM's ranks and banks, so its cells look alike.
 			g.PIM[i], g.Mem[i], g.Owner[i] = pb, mem, -1
 		}
-		g.RowNotes[j] = fmt.Sprintf("cold %.0f MB  KV %.0f MB%s", h.coldBytes[j]/1e6, h.kvRead[j]/1e6, win)
+		g.RowNotes[j] = fmt.Sprintf("cold %.0f MB · KV %.0f MB%s", h.coldBytes[j]/1e6, h.kvRead[j]/1e6, win)
 	}
 }
 

@@ -524,6 +524,25 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)
+	// A channel's ranks are its DIMMs' ranks; rankset r is rank r of every channel (§5.1),
+	// DIMM r / ranks-per-DIMM. Each rank has a rank PU in its DIMM's buffer chip and a bank
+	// PU beside every bank of its chips (§4.3).
+	g.RowLevels = []BankLevel{{"channel", "ch", p.nch}}
+	g.ColLevels = []BankLevel{{"DIMM", "DIMM", h.DIMMsPerChannel}, {"rank", "rank", h.RanksPerDIMM},
+		{"bank group", "BG", h.BankGroups}, {"bank", "bank", h.BanksPerGroup}}
+	rankPU := BankUnit{Name: "rank PU", Level: 1, Busy: make([]float64, p.nch*p.nrs)}
+	bankPUs := p.lc.Attention == L3AttnBankPIM
+	var gpuBusy Time
+	for r := range p.dp {
+		gpuBusy += busy[p.laneGPU+r]
+	}
+	g.Units = []BankUnit{rankPU, systemUnit(fmt.Sprintf("GPU ×%d", p.dp*p.sh.TP), gpuBusy/Time(p.dp), T)}
+	if p.laneH2D >= 0 {
+		g.Units = append(g.Units, systemUnit("PCIe host→GPU", busy[p.laneH2D], T), systemUnit("PCIe GPU→host", busy[p.laneD2H], T))
+	}
+	if !bankPUs {
+		g.Reason = "rank-level PIM: no bank PUs; each rank PU streams its rank's banks at the bus rate"
+	}
 	owner := make([]int, p.nrs)
 	longest := make([]int, p.nrs)
 	for r := range owner {
@@ -548,9 +567,12 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			w := float64(p.rsBusy[r]) * float64(p.nh[c])
 			mx = max(mx, w)
 			sum += w
+			rankPU.Busy[c*p.nrs+r] = min(1, b)
 			for k := range banks {
 				i := c*g.Cols + r*banks + k
-				g.PIM[i] = min(1, b*p.bankUse[k])
+				if bankPUs {
+					g.PIM[i] = min(1, b*p.bankUse[k])
+				}
 				g.Mem[i] = min(1, recv)
 				g.Owner[i] = owner[r]
 			}
@@ -606,14 +628,15 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 		return
 	}
 	banks := p.lc.Host.BanksPerRank()
-	kv.Unit = fmt.Sprintf("block (%d tokens of one head's K or V in one layer, %d B, in one rank: token t in logic bank t mod %d)", banks, int(p.blkBytes), banks)
+	kv.Unit = fmt.Sprintf("%d tokens of one head's K or V in one layer, in one rank (token t in logic bank t mod %d)", banks, banks)
 	kv.LocKind = "rankset"
 	kv.BlockBytes = p.blkBytes
 	perRS := int(float64(p.nch) * p.lc.Host.RankBytes() / p.blkBytes)
 	kv.Locations = make([]KVLocation, 1+p.nrs)
-	kv.Locations[0] = KVLocation{Label: fmt.Sprintf("host: %d ranksets", p.nrs), Capacity: perRS * p.nrs}
+	kv.Locations[0] = KVLocation{Label: "all ranksets", Capacity: perRS * p.nrs,
+		Note: fmt.Sprintf("the host DIMMs: %d ranksets, rankset r being rank r of every channel", p.nrs)}
 	for r := range p.nrs {
-		kv.Locations[1+r] = KVLocation{Label: fmt.Sprintf("rankset %d (ch0–%d)", r, p.nch-1), Capacity: perRS}
+		kv.Locations[1+r] = KVLocation{Label: fmt.Sprintf("rankset %d", r), Capacity: perRS, Note: fmt.Sprintf("rank %d of ch0–%d", r, p.nch-1)}
 	}
 	// Each request's blocks in all ranksets are one holder of the host bar; the rankset
 	// bars show what the layer-wise round-robin puts on each.

@@ -984,6 +984,15 @@ func (p *lolpim) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		}
 	}
 	p.observeBanks(snap)
+	if p.c.XPU {
+		// The heterogeneous node's GPU runs the FC layers beside its modules.
+		busy := s.Busy()
+		var gb Time
+		for n := range p.c.Nodes {
+			gb += busy[p.laneGPU0+n]
+		}
+		snap.Banks.Units = []BankUnit{systemUnit(fmt.Sprintf("GPU ×%d", p.c.Nodes), gb/Time(p.c.Nodes), float64(snap.IterTime))}
+	}
 	p.observeKV(snap, running)
 	snap.Neurons.Reason = "LoL-PIM runs dense FFNs: no activation sparsity and no hot/cold neuron placement. Its only split is the heterogeneous node's FC layers on the GPU and attention in PIM."
 }
@@ -1024,6 +1033,8 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 		}
 	}
 	g.RowNotes = p.rowNotes()
+	g.RowLevels = []BankLevel{{"node", "node", p.c.Nodes}, {"module", "mod", p.mpn}}
+	g.ColLevels = []BankLevel{{"channel", "ch", C}, {"bank", "bank", Bc}}
 	T := float64(snap.IterTime) / float64(Nanosecond)
 	if T <= 0 {
 		clear(g.PIM)
@@ -1125,7 +1136,8 @@ func (p *lolpim) observeKV(snap *Snapshot, running []*Request) {
 	if p.c.Memory == MemoryStatic {
 		what = fmt.Sprintf("static %d-token reservations", p.c.StaticMaxCtx)
 	}
-	loc := KVLocation{Label: fmt.Sprintf("every module (×%d) · %s", p.mods, what), Capacity: p.kv.capacity[0], Used: p.kv.used[0], Reserved: p.kv.reserved[0]}
+	loc := KVLocation{Label: "each module", Capacity: p.kv.capacity[0], Used: p.kv.used[0], Reserved: p.kv.reserved[0],
+		Note: fmt.Sprintf("the same chunks on all %d modules · %s", p.mods, what)}
 	kv.Capacity, kv.Used, kv.Reserved = loc.Capacity, loc.Used, loc.Reserved
 	perTok := float64(2*p.stLayers[0]*p.m.KVHeads*p.m.HeadDim*p.prec) / float64(p.tp)
 	var live, alloc float64

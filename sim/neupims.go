@@ -480,6 +480,11 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)
+	g.RowLevels = []BankLevel{{"channel", "ch", m.Channels}}
+	if m.BankGroups > 0 {
+		g.ColLevels = []BankLevel{{"bank group", "BG", m.BankGroups}, {"bank", "bank", m.BanksPerGroup()}}
+	}
+	g.Units = []BankUnit{systemUnit("NPU systolic", busy[laneNPUS], T), systemUnit("NPU vector", busy[laneNPUV], T)}
 	memFrac := min(1, extBytes/float64(m.Channels)/(m.ChannelBandwidth()*sec))
 	owner := make([]int, m.Channels)
 	ownerLoad := make([]int64, m.Channels)
@@ -516,7 +521,7 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 			g.PIM[i], g.Mem[i], g.Owner[i] = pb, memFrac, owner[c]
 		}
 		if n.cfg.PIM.Enabled {
-			g.RowNotes[c] = fmt.Sprintf("%d req  Σseq %d  load %dk cyc/layer", count[c], seqSum[c], load[c]/1000)
+			g.RowNotes[c] = fmt.Sprintf("%d req · Σseq %d · load %dk cyc/layer", count[c], seqSum[c], load[c]/1000)
 		}
 	}
 	if n.cfg.PIM.Enabled {

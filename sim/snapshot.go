@@ -60,6 +60,39 @@ type BankGrid struct {
 	// die's bank grid in row-major order, so a view can redraw a die's physical banks.
 	MeshRows, MeshCols int
 	Dies               int
+	// RowLevels and ColLevels, when set, are the hierarchy the rows and the columns walk
+	// through, outermost first: L3's columns are DIMMs × ranks × bank groups × banks. The
+	// product of a list's sizes is Rows (Cols); row r is the mixed-radix number of its
+	// members' indices.
+	RowLevels, ColLevels []BankLevel
+	// Units are the compute units beside the banks: one per group of a column level (L3's
+	// rank PUs), one per row (a DIMM's NDP core) or one for the whole system (the GPU, a
+	// NoC), with the share of the iteration each was busy.
+	Units []BankUnit
+}
+
+// BankLevel is one level of the memory's hierarchy along a grid axis. Label prefixes a
+// member's index wherever a view names it ("DIMM0", "ch3", "BG2"); N is how many members
+// each member of the level above holds.
+type BankLevel struct {
+	Name, Label string
+	N           int
+}
+
+// Where a BankUnit sits: UnitSystem, UnitRow, or the index of the column level each of
+// whose groups holds one.
+const (
+	UnitSystem = -2
+	UnitRow    = -1
+)
+
+// BankUnit is a compute unit of the memory system that is not a bank. Busy holds one
+// share per unit: one for a system unit, Rows for a row unit, and Rows × the groups of
+// its column level in each row (row-major) for a column-level unit.
+type BankUnit struct {
+	Name  string
+	Level int
+	Busy  []float64
 }
 
 // KVMap is where the KV cache lives.
@@ -203,4 +236,9 @@ type Metrics struct {
 	ShareByCause  Causes  // BubbleShare split by cause; sums to BubbleShare
 	LoadImbalance float64 // max/mean load over locations this iteration (1 = even)
 	KVUtil        float64 // used blocks / capacity
+}
+
+// systemUnit is a unit of the whole system busy for busy of an iteration t long.
+func systemUnit(name string, busy Time, t float64) BankUnit {
+	return BankUnit{Name: name, Level: UnitSystem, Busy: []float64{min(1, float64(busy)/max(1, t))}}
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// with the command line's overrides applied. Without Load the picker is off.
 	Presets []PresetInfo
 	Load    func(name string) (sim.Config, error)
+	// Catalog, when set, lists the presets and lessons in place of Presets and Lessons.
+	// Reading every embedded file takes a moment, so the explorer calls it off the UI
+	// goroutine after the first frame.
+	Catalog func() Catalog
 	// ExportDir is where e writes traces and CSVs and s the screen ("" = the current
 	// directory).
 	ExportDir string
@@ -79,6 +83,11 @@ type Model struct {
 	chooser *picker  // what to compare the running preset with
 	compare *Compare // the compare view, shown instead of the explorer while open
 
+	// startErr is why the first engine could not be built; the program then ends.
+	startErr error
+	// pickerWanted is the picker (p or t) asked for before the catalogue arrived.
+	pickerWanted key.Binding
+
 	lesson  *lessonState // the lesson being followed, nil outside lessons
 	lessonH int          // lines its panel takes in the current layout
 	loadSeq int          // the latest engine load asked for (preset, reset or lesson step)
@@ -92,23 +101,36 @@ type Model struct {
 	keyLine string // the footer's short help, redrawn when the focus or size changes
 }
 
-// New returns an explorer over a fresh engine built from cfg. The first step is taken
-// by Init.
+// Catalog is the presets and lessons the explorer offers.
+type Catalog struct {
+	Presets []PresetInfo
+	Lessons []LessonInfo
+}
+
+// catalogMsg brings the catalogue Options.Catalog read.
+type catalogMsg Catalog
+
+// New returns an explorer over cfg. Its engine is built by Init, off the UI goroutine
+// (a Hermes engine tracks millions of neurons and takes a while to build), so the screen
+// shows at once and fills in as the engine and its first step arrive; a configuration
+// the engine refuses ends the program with StartErr set.
 func New(cfg sim.Config, opts Options) (*Model, error) {
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
 	}
 	cfg.HistoryCap = historyCap
 	cfg.Recycle = false
-	e, err := sim.New(cfg)
-	if err != nil {
-		return nil, err
-	}
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
-	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
+	m := &Model{opts: opts, c: c, cfg: cfg, focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
 		runControl: newRunControl(func(seq int) tea.Msg { return tickMsg{seq} }, func(seq int) tea.Msg { return clearStatusMsg{seq} })}
 	m.busy = true
+	m.stepNow = func() int {
+		if m.snap == nil {
+			return 0
+		}
+		return m.snap.Step
+	}
 	m.footer.Styles = c.Styles.Help
 	m.footer.ShortSeparator = " · "
 	m.newPanes()
@@ -148,11 +170,59 @@ func stepCmd(e *sim.Engine, seq int, back bool) tea.Cmd {
 	}
 }
 
-// Init takes the first step so the screen opens on iteration 1, and asks the terminal
-// for its background so the palette suits it.
+// Init builds the engine and takes the first step, so the screen opens on iteration 1,
+// and asks the terminal for its background so the palette suits it. The paper figures
+// are measured once the run is on screen.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(stepCmd(m.eng, m.seq, false), tea.RequestBackgroundColor, m.wantFigures(m.cfg.Preset))
+	var catalog tea.Cmd
+	if read := m.opts.Catalog; read != nil {
+		catalog = func() tea.Msg { return catalogMsg(read()) }
+	}
+	return tea.Batch(m.build(), tea.RequestBackgroundColor, m.setStatus(m.buildingText(), false), catalog)
 }
+
+func (m *Model) buildingText() string { return "building the " + m.cfg.Preset + " engine…" }
+
+// build builds the first engine off the UI goroutine; a loadedMsg marked first brings it
+// back.
+func (m *Model) build() tea.Cmd {
+	m.loadSeq++
+	seq, cfg := m.loadSeq, m.cfg
+	return func() tea.Msg {
+		e, err := sim.New(cfg)
+		return loadedMsg{seq: seq, first: true, cfg: cfg, eng: e, err: err}
+	}
+}
+
+// started adopts the first engine and takes its first step, with any moves asked for
+// meanwhile (a lesson's iterations, keys pressed while it built) queued behind it. A
+// configuration the engine refuses ends the program: StartErr says why.
+func (m *Model) started(msg loadedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.startErr = msg.err
+		return tea.Quit
+	}
+	m.eng, m.busy = msg.eng, false
+	if m.status == m.buildingText() {
+		m.status = ""
+	}
+	return tea.Batch(m.request(false), m.wantFigures(m.cfg.Preset))
+}
+
+// startNow builds the engine and takes its first step on the calling goroutine, for a
+// headless frame.
+func (m *Model) startNow() error {
+	built := m.build()().(loadedMsg)
+	if built.err != nil {
+		return built.err
+	}
+	m.eng, m.busy = built.eng, false
+	m.Update(m.request(false)())
+	return nil
+}
+
+// StartErr is why the explorer's configuration could not run, nil if it could.
+func (m *Model) StartErr() error { return m.startErr }
 
 // request asks for a step, or queues it while one is in flight.
 func (m *Model) request(back bool) tea.Cmd {
@@ -180,14 +250,15 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 	}
 }
 
-// loadedMsg carries an engine restart built, tagged with the load's sequence number so
-// that only the latest load (of a preset, a reset or a lesson step) is adopted.
+// loadedMsg carries an engine built off the UI goroutine (the first, a restart or a new
+// preset), tagged with the load's sequence number so that only the latest load (of a
+// preset, a reset or a lesson step) is adopted.
 type loadedMsg struct {
-	seq   int
-	fresh bool
-	cfg   sim.Config
-	eng   *sim.Engine
-	err   error
+	seq          int
+	first, fresh bool
+	cfg          sim.Config
+	eng          *sim.Engine
+	err          error
 }
 
 // loaded adopts a built engine; a new preset also leaves any lesson and fetches the
@@ -195,6 +266,9 @@ type loadedMsg struct {
 func (m *Model) loaded(msg loadedMsg) tea.Cmd {
 	if msg.seq != m.loadSeq {
 		return nil
+	}
+	if msg.first {
+		return m.started(msg)
 	}
 	if msg.err != nil {
 		return m.setStatus(fmt.Sprintf("%s: %v", msg.cfg.Preset, msg.err), true)
@@ -221,20 +295,29 @@ func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 }
 
 func (m *Model) setSnapshot(s *sim.Snapshot) {
-	noBanks := m.snap != nil && m.snap.Banks.Rows == 0
+	noBanks, neurons := m.snap != nil && m.snap.Banks.Rows == 0, m.neuronsShown()
 	m.snap = s
 	for _, p := range m.panes {
 		p.SetSnapshot(s)
 	}
-	if noBanks != (s.Banks.Rows == 0) {
+	if noBanks != (s.Banks.Rows == 0) || neurons != m.neuronsShown() {
 		m.relayout()
 	}
+}
+
+// neuronsShown reports whether the system splits neurons between the GPU and memory, so
+// the neuron map gets room: from the snapshot, or before the first one from the family.
+func (m *Model) neuronsShown() bool {
+	if m.snap == nil {
+		return m.cfg.System == sim.SystemHermes
+	}
+	return len(m.snap.Neurons.Blocks) > 0
 }
 
 // relayout recomputes the layout and gives each visible pane its size.
 func (m *Model) relayout() {
 	m.lessonH = m.lessonHeight(m.c.Width, m.c.Height)
-	m.lay = computeLayout(m.c.Width, m.c.Height-m.lessonH, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0)
+	m.lay = computeLayout(m.c.Width, m.c.Height-m.lessonH, m.focus, m.maxed, m.snap != nil && m.snap.Banks.Rows == 0, m.neuronsShown())
 	m.rects = m.lay.rects()
 	for id, r := range m.rects {
 		m.panes[id].SetSize(max(0, r.w-2), max(0, r.h-2))
@@ -300,6 +383,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.restart(cfg, true)
 	case loadedMsg:
 		return m, m.loaded(msg)
+	case catalogMsg:
+		return m, m.gotCatalog(msg)
 	case figuresMsg:
 		return m, m.gotFigures(msg)
 	case closePickerMsg:
@@ -311,7 +396,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
 	case tea.MouseWheelMsg:
-		if id, r, ok := m.paneAt(msg.X, msg.Y); ok && m.picker == nil && m.chooser == nil && !m.help {
+		if id, r, ok := m.paneAt(msg.X, msg.Y); ok && m.picker == nil && m.chooser == nil && !m.help && !m.showLog {
 			var cmd tea.Cmd
 			mm := msg
 			mm.X, mm.Y = msg.X-r.x-1, msg.Y-r.y-1
@@ -377,6 +462,18 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.help {
 		return m.helpKey(msg, k)
 	}
+	if m.showLog {
+		m.showLog = false
+		if key.Matches(msg, k.Quit) {
+			return tea.Quit
+		}
+		return nil
+	}
+	if p, ok := m.panes[m.focus].(capturer); ok && p.capturing() {
+		var cmd tea.Cmd
+		m.panes[m.focus], cmd = m.panes[m.focus].Update(msg)
+		return cmd
+	}
 	if cmd, ok := m.lessonKey(msg); ok {
 		return cmd
 	}
@@ -388,17 +485,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
+	case key.Matches(msg, k.Messages):
+		m.showLog = true
 	case key.Matches(msg, k.Reset):
 		return m.restart(m.cfg, false)
 	case key.Matches(msg, k.Presets):
-		if m.opts.Load == nil || len(m.opts.Presets) == 0 {
-			return m.setStatus("no presets to pick from", true)
-		}
-		m.picker = newPicker(m.c, m.opts.Presets, m.cfg.Preset)
-		if m.opts.Figures != nil {
-			m.picker.figures = m.pickerFigures
-		}
-		return m.wantFigures(m.picker.selected())
+		return m.openPresetPicker()
 	case key.Matches(msg, k.Compare):
 		return m.openChooser()
 	case key.Matches(msg, k.Focus):
@@ -420,6 +512,39 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.panes[m.focus], cmd = m.panes[m.focus].Update(msg)
 		return cmd
+	}
+	return nil
+}
+
+// openPresetPicker opens the preset picker, or asks for it once the catalogue arrives.
+func (m *Model) openPresetPicker() tea.Cmd {
+	if m.opts.Catalog != nil {
+		m.pickerWanted = m.c.Keys.Presets
+		return nil
+	}
+	if m.opts.Load == nil || len(m.opts.Presets) == 0 {
+		return m.setStatus("no presets to pick from", true)
+	}
+	m.picker = newPicker(m.c, m.opts.Presets, m.cfg.Preset)
+	if m.opts.Figures != nil {
+		m.picker.figures = m.pickerFigures
+	}
+	return m.wantFigures(m.picker.selected())
+}
+
+// gotCatalog takes the presets and lessons in, and opens a picker asked for meanwhile.
+func (m *Model) gotCatalog(msg catalogMsg) tea.Cmd {
+	m.opts.Presets, m.opts.Lessons, m.opts.Catalog = msg.Presets, msg.Lessons, nil
+	want := m.pickerWanted
+	m.pickerWanted = key.Binding{}
+	switch {
+	case m.picker != nil || m.chooser != nil || m.compare != nil || len(want.Keys()) == 0:
+		return nil
+	case want.Keys()[0] == m.c.Keys.Presets.Keys()[0]:
+		return m.openPresetPicker()
+	}
+	if !m.openLessonPicker() {
+		return m.setStatus("no lessons to pick from", true)
 	}
 	return nil
 }
@@ -446,7 +571,7 @@ func (m *Model) paneAt(x, y int) (paneID, rect, bool) {
 }
 
 func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
-	if m.picker != nil || m.chooser != nil || m.help || m.tooSmall() {
+	if m.picker != nil || m.chooser != nil || m.help || m.showLog || m.tooSmall() {
 		return nil
 	}
 	if m.lay.tabs && msg.Y == 1 {
@@ -533,6 +658,9 @@ func (m *Model) render() string {
 	case m.help:
 		box := m.helpBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	case m.showLog:
+		box := m.logBox(m.c.Styles, w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	case m.lesson != nil && m.lesson.reading:
 		box := m.lessonBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
@@ -575,9 +703,13 @@ func (m *Model) header(w int) string {
 		{mdl},
 		nil,
 	}
+	name := c.Preset
+	if set := m.stepSettings(); set != "" {
+		name += " " + set
+	}
 	for _, r := range rights {
 		for _, l := range lefts {
-			left := st.Title.render("pimtui") + " " + st.Bold.render(c.Preset)
+			left := st.Title.render("pimtui") + " " + st.Bold.render(name)
 			for _, x := range l {
 				if x != "" {
 					left += " · " + x

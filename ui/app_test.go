@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,9 +240,7 @@ func TestPresetPicker(t *testing.T) {
 		t.Fatal("esc should close the picker without a change")
 	}
 	d.keys("p")
-	for _, r := range "h100" {
-		d.keys(string(r))
-	}
+	d.typeText("h100")
 	if got := len(d.m.picker.matches); got != 1 {
 		t.Fatalf("filter h100 matches %d presets", got)
 	}
@@ -251,6 +250,62 @@ func TestPresetPicker(t *testing.T) {
 	}
 	if s := d.screen(); !strings.Contains(s, "GPU-only") || !strings.Contains(s, "no processing in") {
 		t.Fatalf("the screen does not show the GPU preset:\n%s", s)
+	}
+}
+
+// Typing a name puts the cursor on that name first, then on names that start with it,
+// names that hold its letters in order and descriptions that mention it; every keystroke
+// moves the cursor back to the best match, in the preset, lesson and compare pickers.
+func TestPickerRanksNamesFirst(t *testing.T) {
+	cfg, err := smallConfig("neupims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDriver(t, cfg, compareOptions(t), 120, 40)
+	d.keys("p", "down", "down", "down")
+	typed := ""
+	for _, r := range "hermes" {
+		d.keys(string(r))
+		typed += string(r)
+		if d.m.picker.cur != 0 {
+			t.Fatalf("after %q the cursor is at %d, not the best match", typed, d.m.picker.cur)
+		}
+	}
+	var names []string
+	for _, i := range d.m.picker.matches {
+		names = append(names, d.m.picker.items[i].Name)
+	}
+	if names[0] != "hermes" || !slices.Contains(names[1:3], "hermes-base") || !slices.Contains(names[1:3], "hermes-host") {
+		t.Fatalf("ranking %v: want hermes, then the names starting with it", names)
+	}
+	// rank-pim matches only by its description, which names Hermes: after every name.
+	if i := slices.Index(names, "rank-pim"); i < 3 {
+		t.Fatalf("rank-pim, a description match, ranks %d in %v", i, names)
+	}
+	d.keys("enter")
+	if d.m.cfg.Preset != "hermes" {
+		t.Fatalf("typing hermes and enter loaded %q", d.m.cfg.Preset)
+	}
+
+	// A fuzzy name beats a description: "npuo" is npu-only's letters in order.
+	d.keys("p")
+	d.typeText("npuo")
+	if got := d.m.picker.selected(); got != "npu-only" {
+		t.Fatalf("npuo selects %q", got)
+	}
+	d.keys("esc")
+
+	// The compare chooser and the lesson picker rank the same way.
+	d.keys("c")
+	d.typeText("flexgen")
+	if got := d.m.chooser.selected(); got != "flexgen" {
+		t.Fatalf("the compare chooser selects %q for flexgen", got)
+	}
+	d.keys("esc")
+	d.m.opts.Lessons, d.m.opts.LessonStep = tinyLessons, tinyStep(new(int))
+	d.keys("t", "down", "o", "t", "h")
+	if got := d.m.picker.selected(); got != "other" {
+		t.Fatalf("the lesson picker selects %q for oth", got)
 	}
 }
 
@@ -277,7 +332,7 @@ func TestMouse(t *testing.T) {
 	hr := d.m.rects[paneBanks]
 	hm := d.m.panes[paneBanks].(*heatmap)
 	q := hm.geom()
-	d.send(tea.MouseClickMsg{X: hr.x + 1 + q.labelW + 5, Y: hr.y + 1 + q.top + 2, Button: tea.MouseLeft})
+	d.send(tea.MouseClickMsg{X: hr.x + 1 + q.xs[4], Y: hr.y + 1 + q.top + 2, Button: tea.MouseLeft})
 	if d.m.focus != paneBanks || hm.cr != 2*q.fr || hm.cc != 4*q.fc {
 		t.Fatalf("click on a bank: focus %d cursor %d,%d", d.m.focus, hm.cr, hm.cc)
 	}
@@ -592,5 +647,83 @@ func TestOnlyLatestLoadAdopted(t *testing.T) {
 	d.send(a())
 	if d.m.cfg.Preset != "npu-only" || d.m.snap.Step != 2 {
 		t.Fatalf("a stale load replaced the run: preset %q at step %d", d.m.cfg.Preset, d.m.snap.Step)
+	}
+}
+
+// / filters the request table by id, location or status (the keys go to the filter
+// while it is typed), o sorts by the next column and O reverses; esc clears the filter.
+func TestRequestsFilterAndSort(t *testing.T) {
+	d := newDriver(t, "neupims", 160, 48)
+	d.keys("n", "6")
+	rq := d.m.panes[paneRequests].(*requests)
+	all := len(rq.rows)
+	loc := rq.where(rq.rows[0])
+	d.keys("/")
+	d.typeText(loc)
+	if !rq.typing || d.m.snap.Step != 2 {
+		t.Fatal("typing a filter should not act on the run")
+	}
+	d.keys("enter")
+	if len(rq.rows) == 0 || len(rq.rows) >= all {
+		t.Fatalf("filter %q keeps %d of %d rows", loc, len(rq.rows), all)
+	}
+	for _, i := range rq.rows {
+		if w := rq.where(i); !strings.Contains(strings.ToLower(w), strings.ToLower(loc)) {
+			t.Fatalf("row at %s passes the filter %q", w, loc)
+		}
+	}
+	if !strings.Contains(rq.Title(), "/"+loc+": ") {
+		t.Fatalf("title %q does not show the filter", rq.Title())
+	}
+	d.keys("esc")
+	if len(rq.rows) != all || rq.filter.text != "" {
+		t.Fatal("esc should clear the filter")
+	}
+	d.keys("/", "w", "a", "i", "t", "enter")
+	for _, i := range rq.rows {
+		if st := d.m.snap.Requests[i].Status; st != sim.Waiting {
+			t.Fatalf("filter wait keeps a %v request", st)
+		}
+	}
+	d.keys("esc", "o")
+	if rq.sortBy != colInput {
+		t.Fatalf("o sorts by %v", rq.sortBy)
+	}
+	in := func(k int) int { return d.m.snap.Requests[rq.rows[k]].InputLen }
+	for k := 1; k < len(rq.rows); k++ {
+		if in(k) < in(k-1) {
+			t.Fatalf("rows not in input order at %d: %d after %d", k, in(k), in(k-1))
+		}
+	}
+	d.keys("O")
+	if in(0) < in(len(rq.rows)-1) {
+		t.Fatal("O should reverse the order")
+	}
+	if !strings.Contains(d.screen(), "input▼") {
+		t.Fatalf("the header does not mark the sort:\n%s", d.screen())
+	}
+}
+
+// The status messages go into a log that M shows, newest last, with the step each came at;
+// any key closes it.
+func TestMessageLog(t *testing.T) {
+	d := newDriver(t, "neupims", 120, 40)
+	d.keys("n", "%", "%")
+	d.keys("M")
+	if !d.m.showLog {
+		t.Fatal("M did not open the message log")
+	}
+	s := d.screen()
+	for _, want := range []string{"Messages", "bubble threshold 50%", "bubble threshold 75%", "step 2"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("the log lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "threshold 50%") > strings.Index(s, "threshold 75%") {
+		t.Fatal("the log is not in order")
+	}
+	d.keys("n")
+	if d.m.showLog || d.m.snap.Step != 2 {
+		t.Fatal("a key should close the log without acting")
 	}
 }

@@ -39,7 +39,9 @@ func benchModel(b testing.TB, preset string, w, h int, edit ...string) *Model {
 		b.Fatal(err)
 	}
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	m.Update(stepCmd(m.eng, m.seq, false)())
+	if err := m.startNow(); err != nil {
+		b.Fatal(err)
+	}
 	return m
 }
 

@@ -46,6 +46,9 @@ type pane interface {
 	Title() string
 }
 
+// capturer is a pane that can take every key for a while, as while typing a filter.
+type capturer interface{ capturing() bool }
+
 // paneID numbers the panes as the 1–6 keys do.
 type paneID int
 

@@ -141,7 +141,16 @@ func fmtRatio(r float64) string {
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return "–"
 	}
-	return fmt.Sprintf("%#.3g×", r)
+	return ratioNum(r) + "×"
+}
+
+// ratioNum writes a ratio with three significant digits, trailing zeros kept (1.00) but
+// never a bare trailing point (156, not 156.).
+func ratioNum(r float64) string {
+	if math.Abs(r) >= 1000 {
+		return si(r)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%#.3g", r), ".")
 }
 
 // Widths of the strip's columns.
@@ -230,7 +239,9 @@ func (m *Compare) strip(w, h int) []string {
 			rb.spaces(2)
 			rb.str(st.Accent, spark)
 			if rangeW > 0 && lo <= hi {
-				rb.str(st.Faint, " "+truncate(fmt.Sprintf("%#.3g–%#.3g×", lo, hi), rangeW))
+				if rng := ratioNum(lo) + "–" + ratioNum(hi) + "×"; width(rng) < rangeW {
+					rb.str(st.Faint, " "+rng)
+				}
 			}
 		}
 		body = append(body, rb.line(w))

@@ -244,7 +244,7 @@ func (m *Compare) sideFigures(i, w int) []string {
 	if s.Step != m.step {
 		p = st.Faint
 	}
-	return []string{p.render(truncate(first, w)), p.render(truncate(strings.Join(parts, " · "), w))}
+	return []string{p.render(shorten(first, w)), p.render(shorten(strings.Join(parts, partSep), w))}
 }
 
 // compareGuide explains the compare screen; the help overlay shows it under the keys.

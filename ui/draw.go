@@ -170,6 +170,119 @@ func truncate(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
+// partSep joins the parts of a line of figures: "iteration 7ms · 36.7k tok/s".
+const partSep = " · "
+
+// shorten fits a line of parts joined by partSep into w cells by dropping whole parts
+// from the end and marking the cut with "…", so that a number is never cut in two. A first
+// part wider than w (a name, a sentence) is cut at a space.
+func shorten(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if width(s) <= w {
+		return s
+	}
+	parts := strings.Split(s, partSep)
+	for n := len(parts) - 1; n > 0; n-- {
+		head := strings.Join(parts[:n], partSep) + " …"
+		if width(head) <= w {
+			return head
+		}
+	}
+	return cutWords(parts[0], w)
+}
+
+// cutWords cuts s to at most w cells at a space, ending in "…"; a single word wider than
+// w is cut where it must be.
+func cutWords(s string, w int) string {
+	if width(s) <= w {
+		return s
+	}
+	if w < 2 {
+		return truncate(s, w)
+	}
+	first := strings.TrimRight(strings.Split(ansi.Wordwrap(s, w-2, ""), "\n")[0], " ")
+	if first == "" || width(first) > w-2 {
+		return cutBeforeNumber(s, w)
+	}
+	return first + " …"
+}
+
+// cutBeforeNumber cuts plain text s to at most w cells ending in "…", backing off to the
+// start of a number the cut would reach ("325,696" becomes "…", never "325…").
+func cutBeforeNumber(s string, w int) string {
+	if strings.ContainsRune(s, 0x1b) {
+		return truncate(s, w)
+	}
+	r := []rune(s)
+	n := min(len(r), max(0, w-1))
+	// A figure touching the ellipsis would read as cut, whole or not.
+	digit := func(c rune) bool { return c >= '0' && c <= '9' || c == '.' || c == ',' }
+	for n > 0 && digit(r[n-1]) {
+		n--
+	}
+	return string(r[:n]) + "…"
+}
+
+// flow lays a line of parts joined by partSep out over lines of at most w cells, a part
+// never split between lines; a part wider than w alone is cut at a space.
+func flow(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	var out []string
+	cur := ""
+	for _, p := range strings.Split(s, partSep) {
+		switch {
+		case cur == "":
+			cur = p
+		case width(cur)+len(partSep)+width(p) <= w:
+			cur += partSep + p
+		default:
+			out = append(out, cutWords(cur, w))
+			cur = p
+		}
+	}
+	return append(out, cutWords(cur, w))
+}
+
+// flowN is flow kept to at most n lines: the parts that do not fit are left out whole and
+// the last line ends in "…".
+func flowN(s string, w, n int) []string {
+	lines := flow(s, w)
+	if n <= 0 {
+		return nil
+	}
+	if len(lines) <= n {
+		return lines
+	}
+	// The last line takes every part left, shortened to what fits.
+	parts := strings.Split(s, partSep)
+	used := 0
+	for _, l := range lines[:n-1] {
+		used += len(strings.Split(l, partSep))
+	}
+	return append(lines[:n-1], shorten(strings.Join(parts[min(used, len(parts)):], partSep), w))
+}
+
+// explain lays out an explanation of two texts (each parts joined by partSep) over at
+// most n lines of w cells: both whole when they fit, else the second keeps a line.
+func explain(first, second string, w, n int) (a, b []string) {
+	fa, fb := flow(first, w), flow(second, w)
+	if second == "" {
+		fb = nil
+	}
+	if len(fa)+len(fb) <= n {
+		return fa, fb
+	}
+	na := min(len(fa), n)
+	if len(fb) > 0 && n >= 2 {
+		na = min(len(fa), max(1, n-len(fb)))
+	}
+	return flowN(first, w, na), flowN(second, w, n-na)
+}
+
 // wrap breaks plain text into lines of at most w cells.
 func wrap(s string, w int) []string {
 	if w <= 0 {
@@ -192,7 +305,7 @@ func frame(st *Styles, title string, body []string, w, h int, focused bool) []st
 	}
 	out := make([]string, 0, h)
 	inner := w - 2
-	t := truncate(title, max(0, inner-2))
+	t := shorten(title, max(0, inner-2))
 	var top rowBuf
 	top.str(bp, tl+hz)
 	if t != "" {
@@ -257,6 +370,14 @@ func thousands(n int) string {
 	return b.String()
 }
 
+// count writes n things of a kind: 1 request, 2 requests, 1,024 blocks.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return thousands(n) + " " + thing + "s"
+}
+
 // pct formats a fraction as a percentage with one decimal.
 func pct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -265,13 +386,20 @@ func pct(f float64) string {
 	return fmt.Sprintf("%.1f%%", 100*f)
 }
 
-// si formats a quantity with a k/M/G/T/P suffix and three significant digits: 36.7k.
+// si formats a quantity with a k/M/G/T/P suffix and three significant digits: 36.7k;
+// below a hundred, with up to three significant digits (56.2, 0.11), so that a small rate
+// never reads as 0.
 func si(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
 	}
 	a := math.Abs(v)
-	if a < 1e4 {
+	switch {
+	case a == 0:
+		return "0"
+	case a < 100:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	case a < 1e4:
 		return fmt.Sprintf("%.0f", v)
 	}
 	units := []string{"k", "M", "G", "T", "P", "E"}

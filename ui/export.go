@@ -181,5 +181,21 @@ func (m *Model) saveScreen() tea.Cmd {
 	if m.snap != nil {
 		step = m.snap.Step
 	}
-	return saveScreenCmd(screenText(m.render()), m.cfg.Preset, step, m.opts.ExportDir)
+	return saveScreenCmd(m.plainScreen(), m.cfg.Preset, step, m.opts.ExportDir)
+}
+
+// plainScreen is the screen as `pimtui snapshot` writes it without --color: drawn in
+// glyphs, not colours (a span in colour is a coloured blank, which plain text would lose).
+func (m *Model) plainScreen() string {
+	if !m.c.Color {
+		return screenText(m.render())
+	}
+	styles, footer := m.c.Styles, m.footer.Styles
+	m.c.Color, m.c.Styles = false, newStyles(false, m.c.Dark)
+	m.footer.Styles = m.c.Styles.Help
+	m.keyLine = m.footer.ShortHelpView(append(m.c.Keys.ShortHelp(), m.panes[m.focus].ShortHelp()...))
+	text := screenText(m.render())
+	m.c.Color, m.c.Styles, m.footer.Styles = true, styles, footer
+	m.relayout()
+	return text
 }

@@ -138,7 +138,9 @@ func TestExportAfterHistoryFills(t *testing.T) {
 	}
 	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	m.Update(stepCmd(m.eng, m.seq, false)())
+	if err := m.startNow(); err != nil {
+		t.Fatal(err)
+	}
 	for range historyCap + 9 {
 		m.benchStep()
 	}
@@ -289,6 +291,36 @@ func TestSaveScreen(t *testing.T) {
 		t.Fatalf("saved text has escapes or lacks the header:\n%s", got)
 	}
 	checkFits(t, "saved screen", strings.TrimSuffix(got, "\n"), 120, 40)
+}
+
+// In colour, s saves what the screen shows in glyphs, as `pimtui snapshot` writes it: a
+// span drawn as a coloured blank on screen is its fill glyph in the file.
+func TestSaveScreenInColourKeepsGlyphs(t *testing.T) {
+	cfg, err := smallConfig("neupims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testOptions(t)
+	opts.Color = true
+	d := startDriver(t, cfg, opts, 120, 40)
+	plain := newDriver(t, "neupims", 120, 40)
+	d.keys("n")
+	plain.keys("n")
+	want := screenText(plain.m.render())
+	if screenText(d.m.render()) == want {
+		t.Fatal("the colour screen reads the same as plain text: the test shows nothing")
+	}
+	d.keys("s")
+	b, err := os.ReadFile(filepath.Join(d.m.opts.ExportDir, "pimtui-neupims-step2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Fatalf("saved text differs from the plain rendering:\n%s\nwant:\n%s", b, want)
+	}
+	if !d.m.c.Color || d.m.c.Styles.SB[1] == "" {
+		t.Fatal("saving left the screen without colour")
+	}
 }
 
 // With exports turned off (a served session), e and s say why and write nothing.

@@ -169,7 +169,7 @@ func (m *Model) pickerFigures(name string, w int) []string {
 		}
 		line := fmt.Sprintf("%s  paper %s  pimtui %s%s", fitLine(f.ID, idW), figValue(f, f.Paper), figValue(f, f.Measured), vs)
 		room := w - 2
-		lines = append(lines, truncate(line, room)+" "+p.render(verdict(f)))
+		lines = append(lines, cutWords(line, room)+" "+p.render(verdict(f)))
 	}
 	return lines
 }

@@ -62,7 +62,12 @@ func startFlow(t *testing.T, preset string, w, h int) (*teatest.TestModel, *prob
 
 func waitScreen(t *testing.T, p *probe, what string, cond func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Building a Hermes engine takes most of a second, several under the race detector.
+	wait := 10 * time.Second
+	if raceEnabled {
+		wait = 60 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		s := p.frame()
 		if cond(s) {
@@ -138,6 +143,28 @@ func TestFlowPresetSwitch(t *testing.T) {
 	})
 	tm.Type("q")
 	if m := finalModel(t, tm); m.cfg.Preset != "gpu-h100" {
+		t.Fatalf("final preset %q", m.cfg.Preset)
+	}
+}
+
+// Typing a preset's name in the picker and enter loads that preset, even where other
+// names start with it (hermes-base, hermes-host) and descriptions mention it (rank-pim).
+func TestFlowPickerTypesName(t *testing.T) {
+	tm, p := startFlow(t, "neupims", 120, 40)
+	waitScreen(t, p, "the first step", shows("step 1 "))
+	tm.Type("p")
+	waitScreen(t, p, "the picker", shows("filter:"))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+	tm.Type("hermes")
+	waitScreen(t, p, "the filter", shows("filter: hermes"))
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	waitScreen(t, p, "hermes", func(s string) bool {
+		h := firstLine(s)
+		return strings.Contains(h, "pimtui hermes ") && strings.Contains(h, "step 1 ")
+	})
+	tm.Type("q")
+	if m := finalModel(t, tm); m.cfg.Preset != "hermes" {
 		t.Fatalf("final preset %q", m.cfg.Preset)
 	}
 }

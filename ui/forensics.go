@@ -43,6 +43,9 @@ type forensics struct {
 	steps   int // iterations looked at so far
 	from    int // the step the seek started from
 	seeking bool
+	// B cycles through the causes of one iteration's idle time: the next rank to show,
+	// and the step it belongs to.
+	cause, causeStep int
 }
 
 func (f *forensics) level() float64 { return bubbleThresholds[f.threshold] }
@@ -176,8 +179,9 @@ func (m *Model) sought(msg seekMsg) tea.Cmd {
 	case msg.found:
 		f.seeking = false
 		m.setFocus(paneTimeline)
-		m.timelinePane().jumpLargest()
-		status = m.setStatus(fmt.Sprintf("step %d: bubble share %s, above %s (%s); the timeline cursor is on its largest bubble",
+		m.fz.cause = 0
+		m.timelinePane().jumpCause(0)
+		status = m.setStatus(fmt.Sprintf("step %d: bubble share %s, above %s (%s); the timeline cursor is on the largest bubble of its biggest cause; B the next cause",
 			msg.snap.Step, pctInt(msg.snap.Metrics.BubbleShare), level, moved(f.steps, msg.back)), false)
 	case errors.Is(msg.err, sim.ErrDone):
 		f.seeking = false
@@ -212,7 +216,9 @@ func (m *Model) sought(msg seekMsg) tea.Cmd {
 	return tea.Batch(status, m.stepped(stepMsg{seq: msg.seq}))
 }
 
-// showLargest focuses the timeline and puts its cursor on the iteration's largest bubble.
+// showLargest focuses the timeline and puts its cursor on the largest bubble of the
+// iteration's biggest cause of idle time; pressed again on the same iteration, on the
+// largest bubble of the next cause, and so round.
 func (m *Model) showLargest() tea.Cmd {
 	if m.snap == nil {
 		return nil
@@ -220,12 +226,27 @@ func (m *Model) showLargest() tea.Cmd {
 	if m.focus != paneTimeline {
 		m.setFocus(paneTimeline)
 	}
-	b, ok := m.timelinePane().jumpLargest()
+	f := &m.fz
+	if f.causeStep != m.snap.Step {
+		f.causeStep, f.cause = m.snap.Step, 0
+	}
+	j, ok := m.timelinePane().jumpCause(f.cause)
 	if !ok {
 		return m.setStatus(fmt.Sprintf("step %d has no bubble: every lane with work was busy throughout", m.snap.Step), false)
 	}
-	return m.setStatus(fmt.Sprintf("largest bubble of step %d: %s on %s, %s (%s of the iteration)", m.snap.Step, b.Dur,
-		m.snap.Timeline.Lanes[b.Lane].Name, causeLabel(b.Cause), pctInt(float64(b.Dur)/float64(max(1, m.snap.IterTime)))), false)
+	f.cause = j.rank + 1
+	mt := &m.snap.Metrics
+	which := "the biggest cause"
+	if j.rank > 0 {
+		which = fmt.Sprintf("cause %d of %d", j.rank+1, j.of)
+	}
+	text := fmt.Sprintf("step %d: %s of idle time is %s, %s; its largest bubble: %s on %s (%s of the iteration)", m.snap.Step,
+		pctInt(mt.ShareByCause[j.cause]/max(mt.BubbleShare, 1e-12)), causeLabel(j.cause), which, j.bubble.Dur,
+		m.snap.Timeline.Lanes[j.bubble.Lane].Name, pctInt(float64(j.bubble.Dur)/float64(max(1, m.snap.IterTime))))
+	if j.of > 1 {
+		text += "; B the next cause"
+	}
+	return m.setStatus(text, false)
 }
 
 func (m *Model) timelinePane() *timeline { return m.panes[paneTimeline].(*timeline) }

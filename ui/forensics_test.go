@@ -51,41 +51,50 @@ func clipped(tl *sim.Timeline, b sim.Bubble) sim.Time {
 	return min(b.Start+b.Dur, tl.Makespan) - b.Start
 }
 
-// B, from any pane, focuses the timeline and puts its cursor on the longest bubble that
-// counts toward the bubble share, on that bubble's own lane row.
+// B, from any pane, focuses the timeline and puts its cursor on the longest bubble of
+// the iteration's biggest cause of idle time, on that bubble's own lane row; B again goes
+// to the longest bubble of the next cause.
 func TestLargestBubbleKey(t *testing.T) {
 	for _, preset := range []string{"neupims", "npu-pim", "l3"} {
 		t.Run(preset, func(t *testing.T) {
 			d := newDriver(t, preset, 160, 48)
-			d.keys("n", "5", "B")
-			m := d.m
-			if m.focus != paneTimeline {
-				t.Fatalf("focus %d after B, want the timeline", m.focus)
+			d.keys("n", "5")
+			order := causeOrder(&d.m.snap.Metrics)
+			if len(order) == 0 {
+				t.Fatal("no cause of idle time at step 2")
 			}
-			tp := m.timelinePane()
-			row := tp.rows[tp.row]
-			if row.group || len(row.lanes) != 1 {
-				t.Fatalf("cursor row %q is not a single lane", row.name)
-			}
-			tl := &m.snap.Timeline
-			i := tp.bubbleAt(row.lanes[0], tp.cursor)
-			if i < 0 {
-				t.Fatalf("no bubble under the cursor at %v on %s", tp.cursor, row.name)
-			}
-			got := tl.Bubbles[i]
-			if got.Cause == sim.CauseNoWork {
-				t.Fatalf("B chose a no-work bubble %+v", got)
-			}
-			for _, b := range tl.Bubbles {
-				if b.Cause != sim.CauseNoWork && b.Start < tl.Makespan && clipped(tl, b) > clipped(tl, got) {
-					t.Fatalf("bubble %+v on %s is longer than the chosen %+v", b, tl.Lanes[b.Lane].Name, got)
+			for k := range min(3, len(order)+1) {
+				d.keys("B")
+				want := order[k%len(order)]
+				m := d.m
+				if m.focus != paneTimeline {
+					t.Fatalf("focus %d after B, want the timeline", m.focus)
 				}
-			}
-			if !strings.Contains(m.status, "largest bubble of step 2") || !strings.Contains(m.status, causeLabel(got.Cause)) {
-				t.Fatalf("status %q", m.status)
-			}
-			if !strings.Contains(d.screen(), "bubble on "+tl.Lanes[got.Lane].Name) {
-				t.Fatalf("the detail line does not show the bubble:\n%s", d.screen())
+				tp := m.timelinePane()
+				row := tp.rows[tp.row]
+				if row.group || len(row.lanes) != 1 {
+					t.Fatalf("cursor row %q is not a single lane", row.name)
+				}
+				tl := &m.snap.Timeline
+				i := tp.bubbleAt(row.lanes[0], tp.cursor)
+				if i < 0 {
+					t.Fatalf("no bubble under the cursor at %v on %s", tp.cursor, row.name)
+				}
+				got := tl.Bubbles[i]
+				if got.Cause != want {
+					t.Fatalf("B number %d chose a %s bubble, want the largest of %s (causes by share: %v)", k+1, causeLabel(got.Cause), causeLabel(want), order)
+				}
+				for _, b := range tl.Bubbles {
+					if b.Cause == want && b.Start < tl.Makespan && clipped(tl, b) > clipped(tl, got) {
+						t.Fatalf("bubble %+v on %s is longer than the chosen %+v", b, tl.Lanes[b.Lane].Name, got)
+					}
+				}
+				if !strings.Contains(m.status, "step 2: ") || !strings.Contains(m.status, causeLabel(want)) {
+					t.Fatalf("status %q", m.status)
+				}
+				if !strings.Contains(d.screen(), "bubble on "+tl.Lanes[got.Lane].Name) {
+					t.Fatalf("the detail line does not show the bubble:\n%s", d.screen())
+				}
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,28 +24,118 @@ const (
 	numHeatModes
 )
 
-var heatModeNames = [numHeatModes]string{"PIM compute", "memory traffic", "PIM|mem", "owner"}
+var heatModeNames = [numHeatModes]string{"PIM", "memory", "PIM|mem", "owner"}
 
 // ownerGlyphs name the owners of cells in owner mode; the legend maps them to requests.
 const ownerGlyphs = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// heatmap is the bank utilisation pane: the memory's real geometry (rows of channels,
-// ranks or PEs × columns of banks in bank groups), one cell per bank. When the grid is
-// larger than the pane it shows an overview of blocks of cells (the mean of each), and
-// enter drills down to full resolution around the cursor.
+// heatmap is the bank utilisation pane. It draws the memory as its hardware is built: the
+// grid's rows and columns walk the system's hierarchy (L3's channels, each of DIMMs of
+// ranks of bank groups of banks), with gaps and labels at its levels, the compute units
+// beside the banks (a rank PU per rank, a DIMM's NDP core) and the system's other units
+// (GPU, NPU, NoC) above; a mesh of processing elements is drawn as a mesh, each PE's dies
+// stacked, the NoC between neighbours. When the grid is larger than the pane it shows
+// blocks of cells aligned to the hierarchy (the mean of each), and enter shows a window at
+// full resolution. The colour scale spans this iteration's range, so differences between
+// banks show however small; a makes it absolute (0–100%).
 type heatmap struct {
-	c      *Common
-	w, h   int
-	snap   *sim.Snapshot
-	mode   heatMode
-	cr, cc int // cursor, in grid rows and columns
-	drill  bool
-	r0, c0 int // first grid row and column shown while drilled down
-	owners map[int]int
-	byIdx  []int // owner ids in glyph order
+	c        *Common
+	w, h     int
+	snap     *sim.Snapshot
+	mode     heatMode
+	absolute bool
+	cr, cc   int // cursor, in grid rows and columns
+	drill    bool
+	r0, c0   int // first grid row and column shown while drilled down
+	owners   map[int]int
+	byIdx    []int // owner ids in glyph order
+
+	rows, cols axis
+	lo, hi     [2]float64 // this iteration's range of PIM and memory busy over the banks
 }
 
 func newHeatmap(c *Common) *heatmap { return &heatmap{c: c} }
+
+// axis is one direction of the grid: its levels, outermost first, and how many grid
+// cells a member of each level spans.
+type axis struct {
+	lv  []sim.BankLevel
+	grp []int
+}
+
+func newAxis(lv []sim.BankLevel) axis {
+	a := axis{lv: lv, grp: make([]int, len(lv))}
+	n := 1
+	for k := len(lv) - 1; k >= 0; k-- {
+		a.grp[k] = n
+		n *= max(1, lv[k].N)
+	}
+	return a
+}
+
+// size is the number of grid cells along the axis.
+func (a axis) size() int {
+	if len(a.lv) == 0 {
+		return 0
+	}
+	return a.grp[0] * a.lv[0].N
+}
+
+// member is cell i's index among the members of level k inside their parent.
+func (a axis) member(i, k int) int { return i / a.grp[k] % max(1, a.lv[k].N) }
+
+// name names cell i down to level k: "ch3 DIMM1 rank0".
+func (a axis) name(i, k int) string {
+	parts := make([]string, 0, k+1)
+	for j := 0; j <= k && j < len(a.lv); j++ {
+		parts = append(parts, a.lv[j].Label+strconv.Itoa(a.member(i, j)))
+	}
+	return strings.Join(parts, " ")
+}
+
+// factors are the block sizes a view may aggregate cells by: any divisor of a level's
+// member size (a block never straddles a member of that level), or any multiple of the
+// outermost member size, smallest first.
+func (a axis) factors() []int {
+	set := map[int]bool{}
+	for _, g := range a.grp {
+		for d := 1; d <= g; d++ {
+			if g%d == 0 {
+				set[d] = true
+			}
+		}
+	}
+	if len(a.grp) > 0 {
+		for m := 1; m*a.grp[0] <= a.size(); m++ {
+			set[m*a.grp[0]] = true
+		}
+	}
+	out := make([]int, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// levelsOf is a grid's hierarchy along one axis, or one made of its older fields.
+func levelsOf(lv []sim.BankLevel, n int, kind string, group int) []sim.BankLevel {
+	prod := 1
+	for _, l := range lv {
+		prod *= l.N
+	}
+	if len(lv) > 0 && prod == n {
+		return lv
+	}
+	label := map[string]string{"channel": "ch", "rank": "rank", "DIMM": "DIMM", "pe": "PE", "module": "mod", "bank": "bank", "cube": "cube"}[kind]
+	if label == "" {
+		label = kind
+	}
+	if group > 0 && group < n && n%group == 0 {
+		return []sim.BankLevel{{Name: "bank group", Label: "g", N: n / group}, {Name: kind, Label: label, N: group}}
+	}
+	return []sim.BankLevel{{Name: kind, Label: label, N: n}}
+}
 
 func (m *heatmap) SetSize(w, h int) {
 	m.w, m.h = w, h
@@ -57,7 +148,12 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	if g == nil {
 		return
 	}
+	m.rows = newAxis(levelsOf(g.RowLevels, g.Rows, g.RowKind, 0))
+	m.cols = newAxis(levelsOf(g.ColLevels, g.Cols, g.ColKind, g.ColGroup))
 	m.cr, m.cc = clamp(m.cr, 0, g.Rows-1), clamp(m.cc, 0, g.Cols-1)
+	for i, vals := range [2][]float64{g.PIM, g.Mem} {
+		m.lo[i], m.hi[i] = slices.Min(vals[:g.Rows*g.Cols]), slices.Max(vals[:g.Rows*g.Cols])
+	}
 	// Owner glyphs follow request ids so a request keeps its letter from step to step
 	// as long as the set of owners does not change.
 	ids := make([]int, 0, g.Rows)
@@ -89,6 +185,22 @@ func (m *heatmap) grid() *sim.BankGrid {
 	return g
 }
 
+// mesh reports whether the rows are a mesh of processing elements, drawn as one.
+func (m *heatmap) mesh() bool {
+	g := m.grid()
+	return g != nil && g.MeshRows > 0 && g.MeshCols > 0 && g.MeshRows*g.MeshCols == g.Rows
+}
+
+// meshShown reports whether the pane draws the mesh: when it fits, and until enter shows
+// the banks instead.
+func (m *heatmap) meshShown() bool {
+	if !m.mesh() || m.drill {
+		return false
+	}
+	_, ok := m.meshLayout()
+	return ok
+}
+
 func (m *heatmap) Title() string {
 	t := "1 Banks"
 	g := m.grid()
@@ -96,52 +208,114 @@ func (m *heatmap) Title() string {
 		return t
 	}
 	t += " · " + heatModeNames[m.mode]
+	if m.meshShown() {
+		return t + fmt.Sprintf(" · %d×%d PE mesh", g.MeshRows, g.MeshCols)
+	}
+	row, col := m.rows.lv[len(m.rows.lv)-1], m.cols.lv[len(m.cols.lv)-1]
 	switch q := m.geom(); {
 	case m.drill && !q.whole:
 		t += " · detail"
 	case q.fr > 1 && q.fc > 1:
-		t += fmt.Sprintf(" · %d %s × %d %s/cell", q.fr, plural(g.RowKind), q.fc, plural(g.ColKind))
+		t += fmt.Sprintf(" · %d %s × %d %s/cell", q.fr, row.Label, q.fc, plural(col.Name))
 	case q.fr > 1:
-		t += fmt.Sprintf(" · %d %s/row", q.fr, plural(g.RowKind))
+		t += fmt.Sprintf(" · %d %s/row", q.fr, row.Label)
 	case q.fc > 1:
-		t += fmt.Sprintf(" · %d %s/cell", q.fc, plural(g.ColKind))
+		t += fmt.Sprintf(" · %d %s/cell", q.fc, plural(col.Name))
 	}
 	return t
 }
 
 func (m *heatmap) ShortHelp() []key.Binding {
-	return []key.Binding{helpOnly("m", "mode"), helpOnly("h/j/k/l", "cursor"), helpOnly("enter", "detail")}
+	return []key.Binding{helpOnly("m", "mode"), helpOnly("a", "scale"), helpOnly("h/j/k/l", "cursor"), helpOnly("enter", "detail")}
 }
 
 func (m *heatmap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{helpOnly("m", "mode: PIM, memory, both, owner"), helpOnly("h/j/k/l ↑/↓", "cursor"),
-		helpOnly("enter", "a block's banks"), helpOnly("esc", "back to the overview")}}
+	return [][]key.Binding{{helpOnly("m", "mode: PIM, memory, both, owner"), helpOnly("a", "colour scale: this iteration's range or 0–100%"),
+		helpOnly("h/j/k/l ↑/↓", "cursor"), helpOnly("enter", "a block's banks (a PE's, on a mesh)"), helpOnly("esc", "back to the overview")}}
 }
 
 // heatGeom places the grid in the pane.
 type heatGeom struct {
-	labelW, cellW int
-	fr, fc        int // grid rows and columns per shown cell
-	r0, c0        int // first grid row and column shown
-	nr, nc        int // shown rows and columns
-	top           int // line of the first grid row
-	whole         bool
+	labelW  int   // row labels and the row unit's cell
+	rowUnit int   // index in Units of the unit each row has, -1 = none
+	cellW   int   // cells per shown column (2 in PIM|mem mode)
+	fr, fc  int   // grid rows and columns per shown cell
+	r0, c0  int   // first grid row and column shown
+	nr, nc  int   // shown rows and columns
+	top     int   // line of the first grid row
+	heads   int   // header lines above the grid
+	whole   bool  // every cell shown at full resolution
+	gapLv   int   // column levels above this one get a gap at their boundaries
+	xs      []int // x of each shown column, from the grid's left edge
+	units   []unitCell
+	width   int // the grid's width, labels included
 }
 
+// unitCell is a column-level unit drawn before a shown column: which unit and which of
+// its groups in a row.
+type unitCell struct {
+	x, unit, group int
+}
+
+// sysUnits are the units of the whole system, drawn above the grid.
+func (m *heatmap) sysUnits() []sim.BankUnit {
+	var out []sim.BankUnit
+	for _, u := range m.snap.Banks.Units {
+		if u.Level == sim.UnitSystem && len(u.Busy) == 1 {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// rowUnit is the index of the unit each row has (a DIMM's NDP core), -1 if none.
+func (m *heatmap) rowUnit() int {
+	g := &m.snap.Banks
+	for i, u := range g.Units {
+		if u.Level == sim.UnitRow && len(u.Busy) == g.Rows {
+			return i
+		}
+	}
+	return -1
+}
+
+// rowLabelW is the width of the row labels at fr rows a line.
+func (m *heatmap) rowLabelW(fr int) int {
+	g := &m.snap.Banks
+	if m.mesh() {
+		return len(m.rowLabel(g.Rows-1)) + 1
+	}
+	w := 0
+	for k, l := range m.rows.lv {
+		if m.rows.grp[k]*l.N > fr || k == 0 {
+			w += len(l.Label) + len(strconv.Itoa(l.N-1)) + 1
+		}
+	}
+	return w
+}
+
+// rowLabel names grid row r in full.
 func (m *heatmap) rowLabel(r int) string {
 	g := &m.snap.Banks
-	if g.MeshCols > 0 && g.MeshRows*g.MeshCols == g.Rows {
+	if m.mesh() {
 		return "PE(" + strconv.Itoa(r/g.MeshCols) + "," + strconv.Itoa(r%g.MeshCols) + ")"
 	}
-	p := map[string]string{"channel": "ch", "rank": "rk", "dimm": "dimm", "pe": "pe", "module": "mod"}[g.RowKind]
-	if p == "" && g.RowKind != "" {
-		p = g.RowKind[:min(2, len(g.RowKind))]
-	}
-	return p + strconv.Itoa(r)
+	return m.rows.name(r, len(m.rows.lv)-1)
 }
 
-// extraLines are the lines below the grid: legend and cursor figures, plus the reason
-// when the system reports one beside its grid.
+// colLabel names grid column c in full.
+func (m *heatmap) colLabel(c int) string { return m.cols.name(c, len(m.cols.lv)-1) }
+
+// headLines is how many lines of column labels the grid gets.
+func (m *heatmap) headLines() int {
+	if m.h >= 12 && len(m.cols.lv) >= 3 {
+		return 2
+	}
+	return 1
+}
+
+// extraLines are the lines below the grid: the reason when the system gives one beside
+// its grid, the legend and at least one line of the cursor's figures.
 func (m *heatmap) extraLines() int {
 	n := 2
 	if m.snap != nil && m.snap.Banks.Reason != "" {
@@ -150,64 +324,112 @@ func (m *heatmap) extraLines() int {
 	return n
 }
 
-func (m *heatmap) gapBefore(q *heatGeom, j int) bool {
-	cg := m.snap.Banks.ColGroup
-	return j > 0 && cg > 0 && q.fc < cg && cg%q.fc == 0 && (q.c0+j*q.fc)%cg == 0
+// topLines are the lines above the grid: the system's units and the column labels.
+func (m *heatmap) topLines() int {
+	n := m.headLines()
+	if len(m.sysUnits()) > 0 {
+		n++
+	}
+	return n
 }
 
-// width of nc shown columns from c0 at factor fc.
-func (m *heatmap) cellsWidth(q *heatGeom) int {
-	w := q.nc * q.cellW
-	for j := 1; j < q.nc; j++ {
-		if m.gapBefore(q, j) {
-			w++
+// layout places nc shown columns from c0, fc columns a cell, with gaps at the boundaries
+// of the column levels above gapLv and each column-level unit before the first column of
+// its groups (when a block never straddles one).
+func (m *heatmap) layout(q *heatGeom) {
+	g := &m.snap.Banks
+	q.xs = q.xs[:0]
+	q.units = q.units[:0]
+	x := q.labelW
+	for j := range q.nc {
+		c := q.c0 + j*q.fc
+		if j > 0 {
+			for k := range q.gapLv {
+				if c%m.cols.grp[k] == 0 {
+					x++
+					break
+				}
+			}
 		}
+		for ui, u := range g.Units {
+			if u.Level < 0 || u.Level >= len(m.cols.lv) {
+				continue
+			}
+			grp := m.cols.grp[u.Level]
+			if grp%q.fc == 0 && c%grp == 0 && len(u.Busy) == g.Rows*(g.Cols/grp) {
+				q.units = append(q.units, unitCell{x: x, unit: ui, group: c / grp})
+				x++
+			}
+		}
+		q.xs = append(q.xs, x)
+		x += q.cellW
 	}
-	return w
+	q.width = x
 }
 
-// base is the geometry at full resolution from the top-left corner.
-func (m *heatmap) base() (q heatGeom, availW, availR int) {
-	g := m.grid()
-	q = heatGeom{cellW: 1, fr: 1, fc: 1, top: 1}
-	if m.mode == modeBoth {
-		q.cellW = 2
-	}
-	q.labelW = len(m.rowLabel(g.Rows-1)) + 1
-	availW = max(1, m.w-q.labelW)
-	availR = max(1, m.h-1-m.extraLines())
-	q.nr, q.nc = g.Rows, g.Cols
-	q.whole = g.Rows <= availR && m.cellsWidth(&q) <= availW
-	return q, availW, availR
-}
-
+// geom lays the grid out: whole when it fits, else blocks of cells aligned to the
+// hierarchy, the smallest that fit, keeping the gaps of the outer levels as long as they
+// fit; or, drilled down, a window at full resolution.
 func (m *heatmap) geom() heatGeom {
 	g := m.grid()
 	if g == nil {
-		return heatGeom{cellW: 1, fr: 1, fc: 1, top: 1}
+		return heatGeom{cellW: 1, fr: 1, fc: 1, top: 1, rowUnit: -1}
 	}
-	q, availW, availR := m.base()
-	if q.whole {
+	q := heatGeom{cellW: 1, fr: 1, fc: 1, rowUnit: m.rowUnit()}
+	if m.mode == modeBoth {
+		q.cellW = 2
+	}
+	q.heads = m.headLines()
+	q.top = m.topLines()
+	availR := max(1, m.h-q.top-m.extraLines())
+	setRows := func(fr int) {
+		q.fr = fr
+		q.labelW = m.rowLabelW(fr)
+		if q.rowUnit >= 0 {
+			q.labelW += 2 // the row's unit and a space
+		}
+	}
+	fit := func() bool {
+		for q.gapLv = len(m.cols.lv) - 1; q.gapLv >= 0; q.gapLv-- {
+			m.layout(&q)
+			if q.width <= m.w {
+				return true
+			}
+		}
+		q.gapLv = 0
+		m.layout(&q)
+		return false
+	}
+	// Whole, at full resolution.
+	setRows(1)
+	q.nr, q.nc = g.Rows, g.Cols
+	if g.Rows <= availR && fit() {
+		q.whole = true
 		return q
 	}
 	if m.drill {
 		q.r0, q.c0 = m.r0, m.c0
 		q.nr = min(availR, g.Rows-q.r0)
-		q.nc = 1
-		for q.c0+q.nc < g.Cols {
-			q.nc++
-			if m.cellsWidth(&q) > availW {
-				q.nc--
+		for q.nc = g.Cols - q.c0; q.nc > 1; q.nc-- {
+			if fit() {
 				break
 			}
 		}
+		fit()
 		return q
 	}
-	q.fr = (g.Rows + availR - 1) / availR
+	for _, fr := range m.rows.factors() {
+		if (g.Rows+fr-1)/fr <= availR {
+			setRows(fr)
+			break
+		}
+		setRows(fr)
+	}
 	q.nr = (g.Rows + q.fr - 1) / q.fr
-	for q.fc = 1; ; q.fc++ {
-		q.nc = (g.Cols + q.fc - 1) / q.fc
-		if m.cellsWidth(&q) <= availW || q.nc == 1 {
+	for _, fc := range m.cols.factors() {
+		q.fc = fc
+		q.nc = (g.Cols + fc - 1) / fc
+		if fit() {
 			break
 		}
 	}
@@ -221,11 +443,15 @@ func (m *heatmap) scroll() {
 	if g == nil || !m.drill {
 		return
 	}
-	if q, _, _ := m.base(); q.whole {
-		m.drill = false
+	// Detail ends once the whole grid fits, except on a mesh, where it is the way to a
+	// PE's banks.
+	m.drill = false
+	if q := m.geom(); q.whole && !m.mesh() {
 		return
 	}
-	_, _, visR := m.base()
+	m.drill = true
+	q := m.geom()
+	visR := max(1, m.h-q.top-m.extraLines())
 	m.r0 = clamp(m.r0, max(0, m.cr-visR+1), m.cr)
 	m.r0 = clamp(m.r0, 0, max(0, g.Rows-visR))
 	if m.cc < m.c0 {
@@ -241,12 +467,20 @@ func (m *heatmap) Update(msg tea.Msg) (pane, tea.Cmd) {
 	k := m.c.Keys
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		if key.Matches(msg, k.Mode) {
+		switch {
+		case key.Matches(msg, k.Mode):
 			m.mode = (m.mode + 1) % numHeatModes
 			m.scroll()
 			return m, nil
+		case key.Matches(msg, k.Scale):
+			m.absolute = !m.absolute
+			return m, nil
 		}
 		if g == nil {
+			return m, nil
+		}
+		if m.meshShown() {
+			m.meshKey(msg)
 			return m, nil
 		}
 		q := m.geom()
@@ -273,23 +507,22 @@ func (m *heatmap) Update(msg tea.Msg) (pane, tea.Cmd) {
 		if g == nil {
 			return m, nil
 		}
+		if m.meshShown() {
+			m.meshClick(msg.X, msg.Y)
+			return m, nil
+		}
 		q := m.geom()
 		row := msg.Y - q.top
 		if row < 0 || row >= q.nr {
 			return m, nil
 		}
-		x := q.labelW
-		for j := range q.nc {
-			if m.gapBefore(&q, j) {
-				x++
-			}
+		for j, x := range q.xs {
 			if msg.X >= x && msg.X < x+q.cellW {
 				m.cr = min(g.Rows-1, q.r0+row*q.fr)
 				m.cc = min(g.Cols-1, q.c0+j*q.fc)
 				m.scroll()
 				return m, nil
 			}
-			x += q.cellW
 		}
 	}
 	return m, nil
@@ -334,6 +567,56 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	return b
 }
 
+// unitBusy is the mean busy share of unit u over rows [r0, r0+fr) for group grp (ignored
+// for a row unit).
+func (m *heatmap) unitBusy(u, r0, fr, grp int) float64 {
+	g := &m.snap.Banks
+	un := g.Units[u]
+	per := 1
+	if un.Level >= 0 {
+		per = g.Cols / m.cols.grp[un.Level]
+	}
+	sum, n := 0.0, 0
+	for r := r0; r < min(r0+fr, g.Rows); r++ {
+		i := r * per
+		if un.Level >= 0 {
+			i += grp
+		}
+		if i < len(un.Busy) {
+			sum += un.Busy[i]
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// relative reports whether the colours span this iteration's range of mode i (0 PIM, 1
+// memory): when asked for and the banks differ at all.
+func (m *heatmap) relative(i int) bool {
+	return !m.absolute && m.hi[i]-m.lo[i] >= 0.0005
+}
+
+// level is the ramp index of value v of mode i (0 PIM, 1 memory) on the current scale:
+// idle cells stay blank; on the iteration's range the least busy bank gets the lightest
+// glyph and the busiest the darkest.
+func (m *heatmap) level(v float64, i int) int {
+	if !m.relative(i) || !(v > 0) {
+		return heatLevel(v)
+	}
+	return 1 + clamp(int((v-m.lo[i])/(m.hi[i]-m.lo[i])*5), 0, 4)
+}
+
+// unitGlyph is a unit's busy share as a bar: ▁ to █ in eighths, · when idle.
+func unitGlyph(f float64) rune {
+	if !(f > 0) {
+		return freeGlyph
+	}
+	return barGlyphs[clamp(int(math.Round(f*8)), 1, 8)]
+}
+
 func (m *heatmap) View() string {
 	st := m.c.Styles
 	if s, ok := placeholder(m.w, m.h, m.snap); ok {
@@ -351,29 +634,94 @@ func (m *heatmap) View() string {
 		}
 		return strings.Join(fitLines(lines, m.w, m.h), "\n")
 	}
+	var lines []string
+	if su := m.sysUnits(); len(su) > 0 {
+		lines = append(lines, m.unitsLine(su))
+	}
+	var detail string
+	if m.meshShown() {
+		var body []string
+		body, detail = m.meshBody()
+		lines = append(lines, body...)
+	} else {
+		var body []string
+		body, detail = m.gridBody()
+		lines = append(lines, body...)
+	}
+	// Below the grid: the reason, the legend (on two lines when they are free) and the
+	// cursor's figures in the lines left.
+	free := m.h - len(lines)
+	if g.Reason != "" {
+		free--
+	}
+	legend := flow(m.legend(), m.w)
+	nl := 1
+	if len(legend) > 1 && free >= 3 {
+		nl = 2
+	}
+	legend = flowN(m.legend(), m.w, nl)
+	det := flowN(detail, m.w, max(1, free-len(legend)))
+	for len(lines) < m.h-len(legend)-len(det)-min(1, len(g.Reason)) {
+		lines = append(lines, "")
+	}
+	if g.Reason != "" {
+		lines = append(lines, st.Faint.render(shorten(g.Reason, m.w)))
+	}
+	lines = append(lines, legend...)
+	for _, d := range det {
+		lines = append(lines, st.Bold.render(d))
+	}
+	return strings.Join(fitLines(lines, m.w, m.h), "\n")
+}
+
+// unitsLine shows the system's units with their busy share: "GPU ▆ 62% · PCIe ▂ 11%".
+func (m *heatmap) unitsLine(us []sim.BankUnit) string {
+	parts := make([]string, len(us))
+	for i, u := range us {
+		lv := heatLevel(u.Busy[0])
+		parts[i] = u.Name + " " + m.c.Styles.PIM[max(1, lv)].render(string(unitGlyph(u.Busy[0]))) + " " + pctInt(u.Busy[0])
+	}
+	return shorten(strings.Join(parts, partSep), m.w)
+}
+
+// gridBody draws the column labels and the grid, and says what is under the cursor.
+func (m *heatmap) gridBody() ([]string, string) {
+	st := m.c.Styles
+	g := &m.snap.Banks
 	q := m.geom()
-	lines := make([]string, 0, m.h)
-	lines = append(lines, m.header(&q))
+	lines := m.header(&q)
 	curR, curC := (m.cr-q.r0)/q.fr, (m.cc-q.c0)/q.fc
-	noteW := m.w - q.labelW - m.cellsWidth(&q) - 2
+	noteW := m.w - q.width - 2
 	var votes map[int]int
 	if m.mode == modeOwner {
 		votes = map[int]int{}
 	}
+	prev := -1
 	for i := range q.nr {
 		var rb rowBuf
 		r := q.r0 + i*q.fr
-		label := m.rowLabel(r)
 		lp := st.Faint
 		if i == curR {
 			lp = st.Bold
 		}
+		label := m.shownRowLabel(r, prev, q.fr)
+		prev = r
 		rb.str(lp, label)
-		rb.spaces(q.labelW - len(label))
+		if q.rowUnit >= 0 {
+			rb.spaces(q.labelW - width(label) - 2)
+			f := m.unitBusy(q.rowUnit, r, q.fr, 0)
+			rb.cell(st.PIM[max(1, heatLevel(f))], unitGlyph(f))
+		}
+		units := q.units
 		for j := range q.nc {
-			if m.gapBefore(&q, j) {
-				rb.spaces(1)
+			for len(units) > 0 && units[0].x < q.xs[j] {
+				u := units[0]
+				rb.spaces(u.x - rb.w)
+				f := m.unitBusy(u.unit, r, q.fr, u.group)
+				rb.cell(st.PIM[max(1, heatLevel(f))], unitGlyph(f))
+				units = units[1:]
 			}
+			rb.spaces(q.xs[j] - rb.w)
 			b := m.block(r, q.c0+j*q.fc, q.fr, q.fc, votes)
 			cur := paint("")
 			if i == curR && j == curC {
@@ -383,37 +731,51 @@ func (m *heatmap) View() string {
 		}
 		if q.fr == 1 && noteW >= 8 && r < len(g.RowNotes) && g.RowNotes[r] != "" {
 			rb.spaces(2)
-			rb.str(st.Faint, truncate(g.RowNotes[r], noteW))
+			rb.str(st.Faint, shorten(g.RowNotes[r], noteW))
 		}
 		lines = append(lines, rb.line(m.w))
 	}
-	// The cursor's figures wrap into whatever lines the grid leaves free.
-	detail := wrap(m.detail(&q), m.w)
-	nd := clamp(len(detail), 1, 1+max(0, m.h-len(lines)-m.extraLines()))
-	for len(lines) < m.h-m.extraLines()-nd+1 {
-		lines = append(lines, "")
+	return lines, m.detail(&q)
+}
+
+// shownRowLabel labels the shown row starting at grid row r, fr rows a line: each level
+// that tells the rows apart, an outer level's label only where its member starts (after
+// the row prev shown above).
+func (m *heatmap) shownRowLabel(r, prev, fr int) string {
+	if m.mesh() {
+		return m.rowLabel(r)
 	}
-	if g.Reason != "" {
-		lines = append(lines, st.Faint.render(truncate(g.Reason, m.w)))
+	var parts []string
+	for k, l := range m.rows.lv {
+		if m.rows.grp[k]*l.N <= fr && k > 0 {
+			continue
+		}
+		lab := l.Label + strconv.Itoa(m.rows.member(r, k))
+		inner := k == len(m.rows.lv)-1 || m.rows.grp[k+1]*m.rows.lv[k+1].N <= fr || m.rows.grp[k] < fr
+		if !inner && prev >= 0 && r/m.rows.grp[k] == prev/m.rows.grp[k] {
+			lab = strings.Repeat(" ", len(l.Label)+len(strconv.Itoa(l.N-1)))
+		} else {
+			lab = fitLine(lab, len(l.Label)+len(strconv.Itoa(l.N-1)))
+		}
+		parts = append(parts, lab)
+		if m.rows.grp[k] < fr {
+			break
+		}
 	}
-	lines = append(lines, m.legend())
-	for _, d := range detail[:nd] {
-		lines = append(lines, st.Bold.render(d))
-	}
-	return strings.Join(fitLines(lines, m.w, m.h), "\n")
+	return strings.TrimRight(strings.Join(parts, " "), " ")
 }
 
 func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	st := m.c.Styles
 	switch m.mode {
 	case modePIM:
-		l := heatLevel(b.pim)
+		l := m.level(b.pim, 0)
 		rb.cell(st.PIM[l]+cur, heatGlyphs[l])
 	case modeMem:
-		l := heatLevel(b.mem)
+		l := m.level(b.mem, 1)
 		rb.cell(st.Mem[l]+cur, heatGlyphs[l])
 	case modeBoth:
-		lp, lm := heatLevel(b.pim), heatLevel(b.mem)
+		lp, lm := m.level(b.pim, 0), m.level(b.mem, 1)
 		rb.cell(st.PIM[lp]+cur, heatGlyphs[lp])
 		rb.cell(st.Mem[lm]+cur, heatGlyphs[lm])
 	case modeOwner:
@@ -430,83 +792,113 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	}
 }
 
-// header labels the column groups (bank groups) above the grid.
-func (m *heatmap) header(q *heatGeom) string {
-	g := &m.snap.Banks
-	width := m.cellsWidth(q)
-	buf := []rune(strings.Repeat(" ", q.labelW+width))
-	x := q.labelW
-	free := 0
-	for j := range q.nc {
-		if m.gapBefore(q, j) {
-			x++
+// header labels the column levels above the grid: the outermost level whose members
+// span more than one shown cell, and on a second line the next such level when its labels
+// fit.
+func (m *heatmap) header(q *heatGeom) []string {
+	var out []string
+	for k := range m.cols.lv {
+		if len(out) == q.heads {
+			break
 		}
-		c := q.c0 + j*q.fc
-		var label string
-		switch {
-		case g.ColGroup > 0 && c%g.ColGroup == 0 && q.fc < g.ColGroup:
-			label = "g" + strconv.Itoa(c/g.ColGroup)
-			if m.dies() {
-				label = "die" + strconv.Itoa(c/g.ColGroup)
+		l := m.cols.lv[k]
+		span := m.cols.grp[k] / q.fc
+		if l.N < 2 && k < len(m.cols.lv)-1 || span < 1 {
+			continue
+		}
+		if len(out) > 0 && span*q.cellW < len(l.Label)+len(strconv.Itoa(l.N-1))+1 {
+			break
+		}
+		buf := []rune(strings.Repeat(" ", q.width))
+		free := 0
+		for j := range q.nc {
+			c := q.c0 + j*q.fc
+			if c%m.cols.grp[k] != 0 && j > 0 {
+				continue
 			}
-		case g.ColGroup == 0 || q.fc >= g.ColGroup:
-			label = strconv.Itoa(c)
+			x := q.xs[j]
+			for _, u := range q.units {
+				if u.x == x-1 {
+					x--
+				}
+			}
+			label := []rune(l.Label + strconv.Itoa(m.cols.member(c, k)))
+			if x >= free && x+len(label) <= len(buf) {
+				copy(buf[x:], label)
+				free = x + len(label) + 1
+			}
 		}
-		if label != "" && x >= free && x+len(label) <= len(buf) {
-			copy(buf[x:], []rune(label))
-			free = x + len(label) + 1
-		}
-		x += q.cellW
+		out = append(out, m.c.Styles.Faint.render(string(buf)))
 	}
-	kind := "bank"
-	switch {
-	case m.dies() && q.fc < g.ColGroup:
-		kind = "DRAM dies"
-	case g.ColGroup > 0 && q.fc < g.ColGroup:
-		kind = "bank groups"
+	for len(out) < q.heads {
+		out = append(out, "")
 	}
-	if g.ColKind != "" && kind == "bank" {
-		kind = g.ColKind
-	}
-	head := string(buf)
-	if rest := m.w - len(buf) - 2; rest >= len(kind) {
-		head += "  " + kind
-	}
-	return m.c.Styles.Faint.render(head)
+	return out
 }
 
-func (m *heatmap) ramp(label string, ramp *[6]paint) string {
+// ramp is a colour scale's legend: on the iteration's range, its least and greatest
+// value at the ends of the glyphs; absolute, the glyphs' steps.
+func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 	var rb rowBuf
 	rb.str("", label+" ")
-	for i, t := range []string{"<20", "<40", "<60", "<80", "≥80%"} {
-		rb.cell(ramp[i+1], heatGlyphs[i+1])
-		rb.str("", t+" ")
+	if m.relative(i) {
+		lo, hi := pctApart(m.lo[i], m.hi[i])
+		rb.str("", lo+" ")
+		for l := 1; l <= 5; l++ {
+			rb.cell(ramp[l], heatGlyphs[l])
+		}
+		rb.str("", " "+hi+" this step")
+	} else {
+		for l, t := range []string{"<20", "<40", "<60", "<80", "≥80%"} {
+			if l > 0 {
+				rb.spaces(1)
+			}
+			rb.cell(ramp[l+1], heatGlyphs[l+1])
+			rb.str("", t)
+		}
 	}
 	return rb.line(rb.w)
 }
 
 func (m *heatmap) legend() string {
 	st := m.c.Styles
+	var parts []string
 	switch m.mode {
 	case modePIM:
-		return m.ramp("PIM busy", &st.PIM)
+		parts = append(parts, m.ramp("PIM busy", &st.PIM, 0))
 	case modeMem:
-		return m.ramp("mem busy", &st.Mem)
+		parts = append(parts, m.ramp("mem busy", &st.Mem, 1))
 	case modeBoth:
-		return m.ramp("PIM|mem", &st.PIM)
-	}
-	var rb rowBuf
-	rb.str("", "request with most work: ")
-	for i, id := range m.byIdx {
-		if rb.w > m.w {
-			break
+		parts = append(parts, m.ramp("PIM", &st.PIM, 0), m.ramp("mem", &st.Mem, 1))
+	default:
+		var rb rowBuf
+		rb.str("", "request with most work: ")
+		for i, id := range m.byIdx {
+			if rb.w > m.w {
+				break
+			}
+			rb.str(st.reqPaint(id), string(ownerGlyphs[i%len(ownerGlyphs)]))
+			rb.str("", "=#"+strconv.Itoa(id)+" ")
 		}
-		rb.str(st.reqPaint(id), string(ownerGlyphs[i%len(ownerGlyphs)]))
-		rb.str("", "=#"+strconv.Itoa(id)+" ")
+		return rb.line(min(rb.w, m.w))
 	}
-	return rb.line(min(rb.w, m.w))
+	var names []string
+	for _, u := range m.snap.Banks.Units {
+		if u.Level != sim.UnitSystem && !slices.Contains(names, u.Name) {
+			names = append(names, u.Name)
+		}
+	}
+	if len(names) > 0 {
+		parts = append(parts, "▁▄█ "+strings.Join(names, ", ")+" busy")
+	}
+	if m.meshShown() {
+		parts = append(parts, "─━ NoC links")
+	}
+	return shorten(strings.Join(parts, partSep), m.w)
 }
 
+// detail gives the figures of the cell (or block) under the cursor, with the units it
+// belongs to.
 func (m *heatmap) detail(q *heatGeom) string {
 	g := &m.snap.Banks
 	r0, c0 := m.cr, m.cc
@@ -516,38 +908,65 @@ func (m *heatmap) detail(q *heatGeom) string {
 		fr, fc = q.fr, q.fc
 	}
 	b := m.block(r0, c0, fr, fc, map[int]int{})
-	span := func(a, n, limit int, label func(int) string) string {
-		e := min(a+n, limit) - 1
-		if e <= a {
-			return label(a)
-		}
-		return label(a) + "–" + strconv.Itoa(e)
-	}
-	where := span(r0, fr, g.Rows, m.rowLabel) + " · " + span(c0, fc, g.Cols, func(c int) string {
-		s := "bank " + strconv.Itoa(c)
-		switch {
-		case fc == 1 && m.dies():
-			s += fmt.Sprintf(" (die %d)", c/g.ColGroup)
-		case fc == 1 && g.ColGroup > 0:
-			s += fmt.Sprintf(" (group %d)", c/g.ColGroup)
-		}
-		return s
-	})
-	fig := " · PIM " + pct(b.pim) + " · mem " + pct(b.mem)
+	where := m.span(m.rows, r0, fr, g.Rows, m.rowLabel) + partSep + m.span(m.cols, c0, fc, g.Cols, m.colLabel)
+	fig := "PIM " + pct(b.pim) + partSep + "mem " + pct(b.mem)
 	if fr*fc > 1 {
-		fig = fmt.Sprintf(" · PIM %s (peak %s) · mem %s (peak %s)", pct(b.pim), pct(b.pimMax), pct(b.mem), pct(b.memMax))
+		fig = fmt.Sprintf("PIM %s (peak %s) · mem %s (peak %s)", pct(b.pim), pct(b.pimMax), pct(b.mem), pct(b.memMax))
 	}
-	own := " · no owner"
+	var units []string
+	for i, u := range g.Units {
+		switch {
+		case u.Level == sim.UnitRow && len(u.Busy) == g.Rows:
+			units = append(units, u.Name+" "+pct(m.unitBusy(i, r0, fr, 0)))
+		case u.Level >= 0 && u.Level < len(m.cols.lv) && m.cols.grp[u.Level]%fc == 0:
+			units = append(units, u.Name+" "+pct(m.unitBusy(i, r0, fr, c0/m.cols.grp[u.Level])))
+		}
+	}
+	own := "no owner"
 	if b.owner > 0 {
-		own = " · owner #" + strconv.Itoa(b.owner)
+		own = "owner #" + strconv.Itoa(b.owner)
 	}
-	return where + fig + own
+	parts := append([]string{where, fig}, units...)
+	if fr == 1 && r0 < len(g.RowNotes) && g.RowNotes[r0] != "" {
+		parts = append(parts, g.RowNotes[r0])
+	}
+	return strings.Join(append(parts, own), partSep)
 }
 
-// dies reports whether the column groups are stacked DRAM dies rather than bank groups.
-func (m *heatmap) dies() bool {
-	g := &m.snap.Banks
-	return g.Dies > 0 && g.ColGroup > 0 && g.Cols == g.Dies*g.ColGroup
+// pctApart writes two different fractions as percentages with as many decimals as it
+// takes to tell them apart (up to three).
+func pctApart(a, b float64) (string, string) {
+	for dec := 1; dec < 3; dec++ {
+		x, y := strconv.FormatFloat(100*a, 'f', dec, 64), strconv.FormatFloat(100*b, 'f', dec, 64)
+		if x != y {
+			return x + "%", y + "%"
+		}
+	}
+	return strconv.FormatFloat(100*a, 'f', 3, 64) + "%", strconv.FormatFloat(100*b, 'f', 3, 64) + "%"
+}
+
+// span names cells [a, a+n) of an axis, a block as short as its alignment allows:
+// "ch0–3", "node0–1" for whole nodes, "DIMM0 rank0 BG0 bank0–1".
+func (m *heatmap) span(ax axis, a, n, limit int, label func(int) string) string {
+	e := min(a+n, limit) - 1
+	if e <= a {
+		return label(a)
+	}
+	for k := range ax.lv {
+		if a/ax.grp[k] == e/ax.grp[k] {
+			continue
+		}
+		// The first level whose members differ: a whole run of its members reads as a range.
+		if a%ax.grp[k] != 0 || (e+1)%ax.grp[k] != 0 || (k > 0 && a/ax.grp[k-1] != e/ax.grp[k-1]) {
+			break
+		}
+		prefix := ""
+		if k > 0 {
+			prefix = ax.name(a, k-1) + " "
+		}
+		return prefix + ax.lv[k].Label + strconv.Itoa(ax.member(a, k)) + "–" + strconv.Itoa(ax.member(e, k))
+	}
+	return label(a) + " – " + label(e)
 }
 
 // plural names several of a grid's rows or columns: channels, PEs, DIMMs.

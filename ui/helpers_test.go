@@ -109,6 +109,13 @@ func startDriver(t testing.TB, cfg sim.Config, opts Options, w, h int) *driver {
 	return start(t, m, w, h)
 }
 
+// typeText types s one key at a time, as a user does.
+func (d *testDriver[M]) typeText(s string) {
+	for _, r := range s {
+		d.keys(string(r))
+	}
+}
+
 func (d *testDriver[M]) send(msg tea.Msg) {
 	queue := []tea.Msg{msg}
 	for len(queue) > 0 {

@@ -9,7 +9,7 @@ type KeyMap struct {
 	Play, Step, Back, Faster, Slower, Reset   key.Binding
 	Presets, Focus, FocusBack, Jump, Maximise key.Binding
 	Export, Screen, Help, Quit, Close         key.Binding
-	Compare                                   key.Binding
+	Compare, Messages                         key.Binding
 
 	// Lessons: the picker, and in a lesson its steps and the step's whole text.
 	Lessons, LessonNext, LessonPrev, LessonRead key.Binding
@@ -18,7 +18,7 @@ type KeyMap struct {
 	Enter                 key.Binding
 
 	// Bank heatmap.
-	Mode key.Binding
+	Mode, Scale key.Binding
 	// Timeline.
 	ZoomIn, ZoomOut, Fit, PanLeft, PanRight, PrevLayer, NextLayer, Expand key.Binding
 
@@ -28,6 +28,7 @@ type KeyMap struct {
 
 	// Request table.
 	Top, Bottom, PageUp, PageDown key.Binding
+	Filter, Sort, SortReverse     key.Binding
 }
 
 // DefaultKeyMap returns the explorer's bindings.
@@ -50,6 +51,7 @@ func DefaultKeyMap() *KeyMap {
 		Compare:   b(k("c"), h("c", "compare")),
 		Screen:    b(k("s"), h("s", "save screen")),
 		Help:      b(k("?"), h("?", "help")),
+		Messages:  b(k("M"), h("M", "message log")),
 		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
 		Close:     b(k("esc"), h("esc", "back/close")),
 
@@ -64,7 +66,8 @@ func DefaultKeyMap() *KeyMap {
 		Down:  b(k("j", "down"), h("j/↓", "down")),
 		Enter: b(k("enter"), h("enter", "drill down")),
 
-		Mode: b(k("m"), h("m", "mode")),
+		Mode:  b(k("m"), h("m", "mode")),
+		Scale: b(k("a"), h("a", "colour scale")),
 
 		ZoomIn:    b(k("]"), h("]", "zoom in")),
 		ZoomOut:   b(k("["), h("[", "zoom out")),
@@ -74,7 +77,7 @@ func DefaultKeyMap() *KeyMap {
 		PrevLayer: b(k("<", ","), h("<", "previous layer")),
 		NextLayer: b(k(">", "."), h(">", "next layer")),
 		Expand:    b(k("x"), h("x", "expand lanes")),
-		Largest:   b(k("B"), h("B", "largest bubble")),
+		Largest:   b(k("B"), h("B", "largest bubble, by cause")),
 
 		PrevBubbly: b(k("{"), h("{", "previous iteration above the bubble threshold")),
 		NextBubbly: b(k("}"), h("}", "next iteration above it")),
@@ -84,6 +87,10 @@ func DefaultKeyMap() *KeyMap {
 		Bottom:   b(k("G", "end"), h("G", "last")),
 		PageUp:   b(k("pgup", "ctrl+u"), h("pgup", "page up")),
 		PageDown: b(k("pgdown", "ctrl+d"), h("pgdn", "page down")),
+
+		Filter:      b(k("/"), h("/", "filter")),
+		Sort:        b(k("o"), h("o", "sort by the next column")),
+		SortReverse: b(k("O"), h("O", "reverse the order")),
 	}
 }
 
@@ -98,7 +105,7 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
-		{k.Presets, k.Compare, k.Export, k.Screen, k.Help, k.Quit},
+		{k.Presets, k.Compare, k.Export, k.Screen, k.Messages, k.Help, k.Quit},
 		{k.Lessons, k.LessonPrev, k.LessonNext, k.LessonRead, helpOnly("r", "replay the step"), helpOnly("esc", "leave the lesson")},
 		{k.Largest, k.PrevBubbly, k.NextBubbly, k.Threshold},
 	}

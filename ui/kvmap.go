@@ -82,7 +82,7 @@ func (m *kvmap) Title() string {
 	t := "3 KV blocks"
 	if m.snap != nil && m.snap.KV.Capacity > 0 {
 		kv := &m.snap.KV
-		t += " · " + pct(float64(kv.Used)/float64(kv.Capacity)) + " used · fragmentation " + pct(kv.Fragmentation)
+		t += " · " + pct(float64(kv.Used)/float64(kv.Capacity)) + " used · " + pct(kv.Fragmentation) + " fragmented"
 	}
 	return t
 }
@@ -127,7 +127,7 @@ func (m *kvmap) geom() kvGeom {
 		g.labelW = max(g.labelW, width(l.Label))
 	}
 	// Long location names give way to the bars.
-	g.labelW = min(g.labelW, max(4, m.w/4)) + 1
+	g.labelW = min(g.labelW, max(4, m.w/3)) + 1
 	const minBar = 12
 	g.flows, g.per = 1, 1
 	kv := &m.snap.KV
@@ -369,10 +369,10 @@ func (m *kvmap) View() string {
 	g := m.geom()
 	lines := make([]string, 0, m.h)
 	// A request spread over several locations (HeLioS' PEs, LoL-PIM's modules) counts once.
-	lines = append(lines, truncate(fmt.Sprintf("%s of %s blocks used · %s reserved · %d requests",
-		thousands(kv.Used), thousands(kv.Capacity), thousands(kv.Reserved), len(m.finder)), m.w))
+	lines = append(lines, shorten(fmt.Sprintf("%s of %s blocks used · %s reserved · %s",
+		thousands(kv.Used), thousands(kv.Capacity), thousands(kv.Reserved), count(len(m.finder), "request")), m.w))
 	if g.head > 1 {
-		lines = append(lines, st.Faint.render(truncate("block = "+kv.Unit+", "+bytesText(kv.BlockBytes), m.w)))
+		lines = append(lines, st.Faint.render(shorten("block = "+kv.Unit+partSep+bytesText(kv.BlockBytes), m.w)))
 	}
 	perFlow := g.rows / g.per
 	grid := make([]rowBuf, g.rows)
@@ -398,11 +398,23 @@ func (m *kvmap) View() string {
 	if g.legend {
 		lines = append(lines, m.legend())
 	}
-	d1, d2 := m.detail()
-	lines = append(lines, st.Bold.render(truncate(d1, m.w)))
+	// The location's figures come first; the hint under them gives way to them.
+	n := 1
 	if g.detail2 {
-		lines = append(lines, truncate(d2, m.w))
+		n = 2
 	}
+	d1, d2 := m.detail()
+	var a, b []string
+	if _, selected := m.finder[m.c.Selected]; selected {
+		a, b = explain(d1, d2, m.w, n)
+	} else {
+		a = flowN(d1, m.w, n)
+		b = flowN(d2, m.w, n-len(a))
+	}
+	for _, l := range a {
+		lines = append(lines, st.Bold.render(l))
+	}
+	lines = append(lines, b...)
 	return strings.Join(fitLines(lines, m.w, m.h), "\n")
 }
 
@@ -416,7 +428,7 @@ func (m *kvmap) entry(rb *rowBuf, g *kvGeom, i, p int) {
 		lp = st.Bold + st.Rev
 	}
 	if p == 0 {
-		label := truncate(loc.Label, g.labelW-1)
+		label := cutWords(loc.Label, g.labelW-1)
 		rb.str(lp, label)
 		rb.spaces(g.labelW - width(label))
 	} else {
@@ -477,8 +489,8 @@ func (m *kvmap) legend() string {
 
 func (m *kvmap) detail() (string, string) {
 	loc := &m.snap.KV.Locations[m.loc]
-	d1 := fmt.Sprintf("%s · %d requests · used %s of %s blocks (%s) · reserved %s",
-		loc.Label, len(m.locs[m.loc]), thousands(loc.Used), thousands(loc.Capacity),
+	d1 := fmt.Sprintf("%s · %s · used %s of %s blocks (%s) · reserved %s",
+		loc.Label, count(len(m.locs[m.loc]), "request"), thousands(loc.Used), thousands(loc.Capacity),
 		pct(float64(loc.Used)/float64(max(1, loc.Capacity))), thousands(loc.Reserved))
 	if loc.Note != "" {
 		d1 += " · " + loc.Note

@@ -52,25 +52,42 @@ var companion = [numPanes]paneID{
 	paneRequests: paneKV,
 }
 
+// noteH is the height of the neuron pane's band where the system has no neuron partition:
+// one line of note in its frame.
+const noteH = 3
+
 // computeLayout splits a w×h screen (header and footer included). At the dashboard size
-// every pane shows: a 2×2 grid (banks, timeline; KV map, neurons beside metrics) over the
-// request table. Smaller screens show the focused pane with a companion, then the
-// focused pane alone, with a tab strip naming the hidden ones. A system without a bank
-// grid (noBanks) gets the metrics as the timeline's companion instead.
-func computeLayout(w, h int, focus paneID, maxed bool, noBanks bool) layout {
+// every pane shows: banks beside the timeline over the KV map beside the metrics, over the
+// request table. The neuron map sits where the system needs it: wide, in place of the KV
+// map (which moves beside it), where neurons are split between the GPU and memory
+// (neurons); otherwise as a one-line note between the metrics and the request table.
+// Smaller screens show the focused pane with a companion, then the focused pane alone,
+// with a tab strip naming the hidden ones. A system without a bank grid (noBanks) gets
+// the metrics as the timeline's companion instead.
+func computeLayout(w, h int, focus paneID, maxed bool, noBanks, neurons bool) layout {
 	body := h - 2
 	if !maxed && w >= gridWidth && h >= gridHeight {
 		req := clamp(body/5, 6, 12)
 		rest := body - req
+		if !neurons {
+			rest -= noteH
+		}
 		top := rest * 55 / 100
 		left := clamp(w*2/5, 46, w-60)
 		right := w - left
-		neu := right / 3
-		return layout{bands: []band{
+		mid := []cell{{paneKV, left}, {paneMetrics, right}}
+		if neurons {
+			kv := right / 3
+			mid = []cell{{paneNeurons, left}, {paneKV, kv}, {paneMetrics, right - kv}}
+		}
+		bands := []band{
 			{top, []cell{{paneBanks, left}, {paneTimeline, right}}},
-			{rest - top, []cell{{paneKV, left}, {paneNeurons, neu}, {paneMetrics, right - neu}}},
-			{req, []cell{{paneRequests, w}}},
-		}}
+			{rest - top, mid},
+		}
+		if !neurons {
+			bands = append(bands, band{noteH, []cell{{paneNeurons, w}}})
+		}
+		return layout{bands: append(bands, band{req, []cell{{paneRequests, w}}})}
 	}
 	body--
 	other := companion[focus]

@@ -22,6 +22,7 @@ type LessonInfo struct {
 // neurons, metrics or requests.
 type LessonStepInfo struct {
 	Title, Preset, Focus string
+	Set                  []string // key=value settings the step switches from the preset's
 	Text, Notice         string
 	Steps                int      // iterations run before the student looks
 	Claims               []string // what the numbers show, in words
@@ -156,6 +157,10 @@ func (m *Model) lessonKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	if key.Matches(msg, k.Lessons) {
+		if m.opts.Catalog != nil {
+			m.pickerWanted = k.Lessons
+			return nil, true
+		}
 		if !m.openLessonPicker() {
 			return m.setStatus("no lessons to pick from", true), true
 		}
@@ -229,6 +234,24 @@ func (m *Model) stepLoaded(msg lessonLoadedMsg) tea.Cmd {
 	m.relayout()
 	m.status = ""
 	return tea.Batch(cmd, m.wantFigures(msg.cfg.Preset))
+}
+
+// stepSettings names the settings a lesson step switches from its preset's, shortly:
+// "+mapper=random +remap=false" for hermes.mapper=random and hermes.remap=false; "" outside
+// a lesson or for a step that switches none.
+func (m *Model) stepSettings() string {
+	if m.lesson == nil {
+		return ""
+	}
+	var parts []string
+	for _, kv := range m.lesson.info.Steps[m.lesson.step].Set {
+		k, v, _ := strings.Cut(kv, "=")
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			k = k[i+1:]
+		}
+		parts = append(parts, "+"+strings.TrimSpace(k)+"="+strings.TrimSpace(v))
+	}
+	return strings.Join(parts, " ")
 }
 
 // escTaken reports whether the focused pane uses esc to go back from something.

@@ -17,7 +17,7 @@ var tinyLessons = []LessonInfo{
 	{Name: "tiny", Title: "Tiny lesson", Family: "neupims", Summary: "Two presets, one after the other.", Steps: []LessonStepInfo{
 		{Title: "Blocked PIM", Preset: "npu-pim", Focus: "timeline", Steps: 3, Text: "The naive NPU+PIM.", Notice: "bubbles on NPU-S.",
 			Claims: []string{"The PIM idles most of the time.", "The NPU waits for attention."}},
-		{Title: "One GPU", Preset: "gpu-h100", Focus: "kv", Steps: 2, Text: "A GPU alone.", Notice: "the paged KV cache in HBM."},
+		{Title: "One GPU", Preset: "gpu-h100", Set: []string{"workload.warmup=1", "kvcache.block_tokens=32"}, Focus: "kv", Steps: 2, Text: "A GPU alone.", Notice: "the paged KV cache in HBM."},
 	}},
 	{Name: "other", Title: "Another lesson", Family: "gpu", Summary: "One step.", Steps: []LessonStepInfo{
 		{Title: "Only", Preset: "npu-only", Focus: "metrics", Steps: 1, Text: "The NPU alone.", Notice: "the metrics."},
@@ -56,6 +56,19 @@ func newLessonDriver(t testing.TB, name string, w, h int) *driver {
 		t.Fatal(err)
 	}
 	return startDriver(t, cfg, opts, w, h)
+}
+
+// The header names the settings a lesson step switches, so two steps of one preset read
+// apart; a step without any names its preset alone.
+func TestLessonHeaderNamesSwitchedSettings(t *testing.T) {
+	d := newLessonDriver(t, "tiny", 160, 48)
+	if h := firstLine(d.screen()); !strings.Contains(h, "pimtui npu-pim · ") {
+		t.Fatalf("step 1 header %q", h)
+	}
+	d.keys(")")
+	if h := firstLine(d.screen()); !strings.Contains(h, "pimtui gpu-h100 +warmup=1 +block_tokens=32 · ") {
+		t.Fatalf("step 2 header %q", h)
+	}
 }
 
 // A lesson opens on its first step: the step's iterations run, its pane has the focus and

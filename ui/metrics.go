@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,7 +37,7 @@ type series struct {
 }
 
 var allSeries = []series{
-	{"iteration", func(s sample) float64 { return s.iter }, func(v float64) string { return fmt.Sprintf("%.3gms", v) }, false},
+	{"iteration", func(s sample) float64 { return s.iter }, func(v float64) string { return fmtTime(sim.Time(v * float64(sim.Millisecond))) }, false},
 	{"tok/s", func(s sample) float64 { return s.tokps }, si, false},
 	{"KV used", func(s sample) float64 { return s.kv }, pct, true},
 	{"batch", func(s sample) float64 { return s.batch }, func(v float64) string { return fmt.Sprintf("%.0f", v) }, true},
@@ -115,8 +116,8 @@ func (m *metrics) figures() []string {
 	s := m.snap
 	mt := &s.Metrics
 	var lines []string
-	lines = append(lines, wrap(fmt.Sprintf("iteration %s · %s tok/s (run %s)", s.IterTime, si(mt.StepTokPerSec), si(mt.Throughput)), m.w)...)
-	lines = append(lines, wrap(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, thousands(s.Done), thousands(s.Total)), m.w)...)
+	lines = append(lines, flow(fmt.Sprintf("iteration %s · %s tok/s (run %s)", s.IterTime, si(mt.StepTokPerSec), si(mt.Throughput)), m.w)...)
+	lines = append(lines, flow(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, thousands(s.Done), thousands(s.Total)), m.w)...)
 	keys := sortedKeys(mt.Util)
 	nameW := 0
 	for _, k := range keys {
@@ -133,18 +134,49 @@ func (m *metrics) figures() []string {
 		rb.str("", " "+pct(f))
 		lines = append(lines, rb.line(rb.w))
 	}
+	lines = append(lines, causeBar(st, mt, m.w)...)
 	if b := sortedKeys(mt.Bubble); len(b) > 0 {
 		parts := make([]string, len(b))
 		for i, k := range b {
 			parts[i] = k + " " + pct(mt.Bubble[k])
 		}
-		lines = append(lines, wrap("idle: "+strings.Join(parts, " · "), m.w)...)
+		lines = append(lines, flow("idle: "+strings.Join(parts, partSep), m.w)...)
 	}
 	kv := "KV used " + pct(mt.KVUtil)
 	if mt.LoadImbalance > 0 {
 		kv += fmt.Sprintf(" · imbalance %.3g× max/mean", mt.LoadImbalance)
 	}
-	return append(lines, wrap(kv, m.w)...)
+	return append(lines, flow(kv, m.w)...)
+}
+
+// causeBar is the iteration's bubble share split by cause: a bar standing for all the
+// lane-time the lanes could use, its idle part in one segment per cause, then the causes
+// with their shares, largest first.
+func causeBar(st *Styles, mt *sim.Metrics, w int) []string {
+	order := causeOrder(mt)
+	head := "bubbles " + pctInt(mt.BubbleShare) + " "
+	barW := clamp(w-width(head), 0, 40)
+	var rb rowBuf
+	rb.str("", head)
+	if barW >= 4 {
+		cum, at := 0.0, 0
+		for _, c := range order {
+			cum += mt.ShareByCause[c]
+			to := clamp(int(math.Round(cum*float64(barW))), at, barW)
+			rb.str(st.Cause[c], strings.Repeat(string(causeGlyphs[c]), to-at))
+			at = to
+		}
+		rb.str(st.Faint, strings.Repeat("·", barW-at))
+	}
+	out := []string{rb.line(rb.w)}
+	if len(order) == 0 {
+		return out
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = st.Cause[c].render(string(causeGlyphs[c])) + " " + causeLabel(c) + " " + pct(mt.ShareByCause[c])
+	}
+	return append(out, flowN(strings.Join(parts, partSep), w, 2)...)
 }
 
 func sortedKeys(m map[string]float64) []string {
@@ -238,6 +270,10 @@ func (m *metrics) draw() {
 			}
 			rb.str(m.c.Styles.Accent, fitLine(c, sw))
 			if i == len(chart)-1 {
+				// The range gives way before the value is cut.
+				if width(last+rng)+1 > valW {
+					rng = ""
+				}
 				rb.str("", truncate(" "+last+rng, valW))
 			}
 			m.spark = append(m.spark, rb.line(m.w))

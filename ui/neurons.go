@@ -346,14 +346,19 @@ func (m *neurons) View() string {
 		}
 		lines = append(lines, rb.line(m.w))
 	}
-	for len(lines) < m.h-2 {
+	// The cursor's figures take the lines the map leaves free.
+	det := flowN(m.detail(&q), m.w, max(1, m.h-len(lines)-1))
+	for len(lines) < m.h-1-len(det) {
 		lines = append(lines, "")
 	}
 	legend := m.legend(ramp)
 	if m.mode == nmWhere {
 		legend = m.whereLegend()
 	}
-	lines = append(lines, legend, st.Bold.render(truncate(m.detail(&q), m.w)))
+	lines = append(lines, legend)
+	for _, d := range det {
+		lines = append(lines, st.Bold.render(d))
+	}
 	return strings.Join(fitLines(lines, m.w, m.h), "\n")
 }
 
@@ -387,7 +392,7 @@ func (m *neurons) header(q *nGeom) string {
 func (m *neurons) figures() []string {
 	nr := &m.snap.Neurons
 	s := &nr.Stats
-	gpu := fmt.Sprintf("GPU: %.0f of %.0f MB of hot neurons · serves %s of active bytes", s.HotMB, s.BudgetMB, pct(s.GPUCoverage))
+	gpu := fmt.Sprintf("GPU serves %s of active bytes · %.0f of %.0f MB hot", pct(s.GPUCoverage), s.HotMB, s.BudgetMB)
 	pred := "dense: whole blocks on the GPU or in memory, no predictor"
 	if !s.Dense {
 		pred = fmt.Sprintf("predictor: accuracy %s · recall %s · precision %s", pct(s.Accuracy), pct(s.Recall), pct(s.Precision))
@@ -413,7 +418,7 @@ func (m *neurons) figures() []string {
 	}
 	out := make([]string, 0, 3)
 	for _, l := range []string{gpu, pred, moves} {
-		out = append(out, truncate(l, m.w))
+		out = append(out, shorten(l, m.w))
 	}
 	return out
 }
@@ -459,18 +464,20 @@ func (m *neurons) whereGlyph(j int) rune {
 	return unicode.ToUpper(rune(name[0]))
 }
 
-// whereLegend maps each location's mark to its name.
+// whereLegend maps each location's mark to its name, as many as fit.
 func (m *neurons) whereLegend() string {
 	var rb rowBuf
-	rb.str("", "where most neurons run: ")
+	rb.str("", "where most run: ")
 	for j, name := range m.snap.Neurons.Locations {
-		if j >= maxWhere {
+		if j >= maxWhere || rb.w+width(name)+3 > m.w {
 			break
 		}
 		rb.cell(m.c.Styles.Req[j%len(m.c.Styles.Req)], m.whereGlyph(j))
 		rb.str("", " "+name+" ")
 	}
-	rb.str(m.c.Styles.Faint, "· dim: fires <10%")
+	if rb.w+18 <= m.w {
+		rb.str(m.c.Styles.Faint, "· dim: fires <10%")
+	}
 	return rb.line(rb.w)
 }
 
@@ -500,7 +507,7 @@ func (m *neurons) detail(q *nGeom) string {
 	if e := min(b0+q.fc, m.bins[k]) - 1; e > b0 {
 		where += "–" + strconv.Itoa(e)
 	}
-	d := fmt.Sprintf("%s: %s neurons · %s on GPU · %s active · %s predicted (FP %d, FN %d)",
+	d := fmt.Sprintf("%s · %s neurons · %s on GPU · %s active · %s predicted (FP %d, FN %d)",
 		where, thousands(c.neurons), thousands(c.gpu), thousands(c.active), thousands(c.pred), c.fp, c.fn)
 	if c.neurons > 0 && c.state > 0 {
 		d += fmt.Sprintf(" · state %.1f", c.state/float64(c.neurons))
@@ -518,6 +525,10 @@ func (m *neurons) reasonView() string {
 	reason := m.snap.Neurons.Reason
 	if reason == "" {
 		reason = "This snapshot carries no neuron partition."
+	}
+	if m.h <= 2 {
+		// The dashboard's one-line note; maximised (z), the pane says it all.
+		return strings.Join(fitLines([]string{st.Faint.render(cutWords(reason+" (z: where each operation runs)", m.w))}, m.w, m.h), "\n")
 	}
 	var lines []string
 	for _, l := range wrap("No hot/cold neuron partition", m.w) {

@@ -19,13 +19,14 @@ type pickMsg struct{ name string }
 // closePickerMsg closes the picker without a choice.
 type closePickerMsg struct{}
 
-// picker is the preset picker: a list filtered by what the user types (matching names
-// and descriptions), drawn over the dashboard.
+// picker is the preset picker: a list filtered by what the user types (matching names,
+// then descriptions), drawn over the dashboard. The lesson and compare choosers are
+// pickers too.
 type picker struct {
 	c       *Common
 	items   []PresetInfo
 	current string
-	filter  string
+	filter  textEntry
 	cur     int
 	matches []int
 	// figures, when set, are the lines shown under the list for the selected item.
@@ -55,15 +56,45 @@ func newPicker(c *Common, items []PresetInfo, current string) *picker {
 	return p
 }
 
+// refilter ranks the items against the filter: an exact name first, then names that
+// start with it, then names that hold its letters in order, then descriptions that
+// contain it; the list order breaks ties. The cursor goes to the best match, so enter
+// after typing a name loads that name.
 func (p *picker) refilter() {
 	p.matches = p.matches[:0]
-	f := strings.ToLower(p.filter)
+	f := strings.ToLower(p.filter.text)
+	var rank [4][]int
 	for i, it := range p.items {
-		if strings.Contains(strings.ToLower(it.Name+" "+it.Description), f) {
-			p.matches = append(p.matches, i)
+		name := strings.ToLower(it.Name)
+		switch {
+		case f == "":
+			rank[0] = append(rank[0], i)
+		case name == f:
+			rank[0] = append(rank[0], i)
+		case strings.HasPrefix(name, f):
+			rank[1] = append(rank[1], i)
+		case subsequence(name, f):
+			rank[2] = append(rank[2], i)
+		case strings.Contains(strings.ToLower(it.Description), f):
+			rank[3] = append(rank[3], i)
 		}
 	}
-	p.cur = clamp(p.cur, 0, max(0, len(p.matches)-1))
+	for _, r := range rank {
+		p.matches = append(p.matches, r...)
+	}
+	p.cur = 0
+}
+
+// subsequence reports whether s holds the runes of sub in order.
+func subsequence(s, sub string) bool {
+	r := []rune(sub)
+	i := 0
+	for _, c := range s {
+		if i < len(r) && c == r[i] {
+			i++
+		}
+	}
+	return i == len(r)
 }
 
 func (p *picker) Update(msg tea.Msg) (*picker, tea.Cmd) {
@@ -84,17 +115,14 @@ func (p *picker) Update(msg tea.Msg) (*picker, tea.Cmd) {
 		p.cur = max(0, p.cur-1)
 	case "down", "ctrl+n", "tab":
 		p.cur = min(max(0, len(p.matches)-1), p.cur+1)
-	case "backspace":
-		if r := []rune(p.filter); len(r) > 0 {
-			p.filter = string(r[:len(r)-1])
-			p.refilter()
+	case "/":
+		// The filter has the keys already; / starts it as elsewhere.
+		if p.filter.text == "" {
+			return p, nil
 		}
-	case "ctrl+u":
-		p.filter = ""
-		p.refilter()
+		fallthrough
 	default:
-		if t := km.Text; t != "" && km.Mod&^tea.ModShift == 0 && len([]rune(t)) == 1 && t >= " " {
-			p.filter += t
+		if p.filter.key(km) {
 			p.refilter()
 		}
 	}
@@ -107,7 +135,7 @@ func (p *picker) View(w, h int) []string {
 	bw := min(w-2, 96)
 	inner := bw - 4
 	var body []string
-	body = append(body, st.Bold.render("filter: ")+p.filter+st.Rev.render(" "))
+	body = append(body, st.Bold.render("filter: ")+p.filter.text+st.Rev.render(" "))
 	body = append(body, "")
 	nameW := 0
 	for _, it := range p.items {
@@ -132,9 +160,9 @@ func (p *picker) View(w, h int) []string {
 		}
 		line := mark + fitLine(it.Name, nameW) + "  " + it.Description
 		if i == p.cur {
-			body = append(body, st.Rev.render(fitLine(line, inner)))
+			body = append(body, st.Rev.render(fitLine(cutWords(line, inner), inner)))
 		} else {
-			body = append(body, truncate(line, inner))
+			body = append(body, cutWords(line, inner))
 		}
 	}
 	body = append(body, figs...)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -23,6 +24,11 @@ type runControl struct {
 	status    string
 	statusBad bool
 	statusSeq int
+	// log keeps the last status messages, oldest first, for the message log overlay
+	// (showLog); stepNow tells the step each was shown at.
+	log     []logEntry
+	showLog bool
+	stepNow func() int
 
 	tickMsg, expiredMsg func(seq int) tea.Msg
 
@@ -85,8 +91,26 @@ func (r *runControl) tick() tea.Cmd {
 // ticked says whether a tick with seq should move the run on.
 func (r *runControl) ticked(seq int) bool { return r.playing && seq == r.seq }
 
+// logCap is how many status messages the message log keeps.
+const logCap = 100
+
+// logEntry is one status message as the message log shows it.
+type logEntry struct {
+	step int
+	text string
+	bad  bool
+}
+
 func (r *runControl) setStatus(s string, bad bool) tea.Cmd {
 	r.status, r.statusBad = s, bad
+	step := 0
+	if r.stepNow != nil {
+		step = r.stepNow()
+	}
+	if len(r.log) == logCap {
+		r.log = append(r.log[:0], r.log[1:]...)
+	}
+	r.log = append(r.log, logEntry{step, s, bad})
 	r.statusSeq++
 	msg := r.expiredMsg(r.statusSeq)
 	return r.after(8*time.Second, func(time.Time) tea.Msg { return msg })
@@ -143,11 +167,39 @@ func (r *runControl) footerLine(st *Styles, keyLine string, w int) string {
 		if r.statusBad {
 			p = st.Bad
 		}
-		rb.str(p, truncate(r.status, w))
+		rb.str(p, cutWords(r.status, w))
 		rb.spaces(3)
 	}
 	if rest := w - rb.w; rest > 10 {
 		rb.styled(truncate(keyLine, rest))
 	}
 	return rb.line(w)
+}
+
+// logBox is the message log over a screen of w×h: the newest messages that fit, newest
+// last, each with the step it came at.
+func (r *runControl) logBox(st *Styles, w, h int) []string {
+	bw := helpWidth(w)
+	inner := bw - 4
+	var body []string
+	for _, e := range r.log {
+		p := paint("")
+		if e.bad {
+			p = st.Bad
+		}
+		for i, l := range wrap(e.text, inner-10) {
+			head := fmt.Sprintf("%-9s ", fmt.Sprintf("step %d", e.step))
+			if i > 0 {
+				head = strings.Repeat(" ", 10)
+			}
+			body = append(body, st.Faint.render(head)+p.render(l))
+		}
+	}
+	if len(body) == 0 {
+		body = append(body, st.Faint.render("no messages yet"))
+	}
+	room := max(1, h-3)
+	body = body[max(0, len(body)-room):]
+	body = append(body, st.Faint.render("the last "+fmt.Sprint(logCap)+" messages are kept · any key closes"))
+	return frame(st, " Messages ", padBox(body, inner), bw, min(h, len(body)+2), true)
 }

@@ -88,7 +88,9 @@ func Snapshot(cfg sim.Config, opts Options, steps, w, h int, focus string) (stri
 	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	m.setFocus(id)
-	m.Update(stepCmd(m.eng, m.seq, false)())
+	if err := m.startNow(); err != nil {
+		return "", &ConfigError{err}
+	}
 	for m.err == nil && !m.finished && m.snap != nil && m.snap.Step < steps {
 		m.Update(m.request(false)())
 	}
@@ -103,7 +105,7 @@ func Snapshot(cfg sim.Config, opts Options, steps, w, h int, focus string) (stri
 		return "", &StepsError{Asked: steps, Has: has}
 	}
 	if !opts.Color {
-		return screenText(m.render()), nil
+		return m.plainScreen(), nil
 	}
 	return m.render() + "\n", nil
 }

@@ -6,6 +6,8 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pimtui/pimtui/sim"
 )
 
 // paint is an SGR prefix. Grids of thousands of cells are painted run by run with
@@ -26,6 +28,11 @@ var (
 	heatGlyphs = []rune(" ·░▒▓█")       // a cell's busy fraction: 0, <20%, <40%, <60%, <80%, ≥80%
 	barGlyphs  = []rune(" ▁▂▃▄▅▆▇█")    // a lane group's fraction of busy lanes
 	sbGlyphs   = [3]rune{'█', '█', '▓'} // span fill without colour: whole batch, SB1, SB2
+	// causeGlyphs tell the causes of idle time apart in a stacked bar without colour.
+	causeGlyphs = [sim.NumCauses]rune{
+		sim.CauseDependency: '█', sim.CauseTransfer: '▓', sim.CauseBarrier: '▒', sim.CauseImbalance: '░',
+		sim.CauseTail: '▄', sim.CauseCapacity: '▀', sim.CauseNoWork: ' ',
+	}
 )
 
 const (
@@ -57,7 +64,8 @@ type Styles struct {
 	SB       [3]paint // timeline span cells: background by sub-batch, contrasting text
 	SBFg     [3]paint // the same hues as foreground
 	Bubble   paint
-	Req      [12]paint // request identities
+	Cause    [sim.NumCauses]paint // idle time by cause
+	Req      [12]paint            // request identities
 	Free     paint
 
 	Help help.Styles
@@ -114,6 +122,11 @@ func newStyles(colour, isDark bool) *Styles {
 		s.SBFg[i] = sgr(ansi.NewStyle().ForegroundColor(c))
 	}
 	s.Bubble = fg("#DC2626", "#EF4444")
+	causeLight := [sim.NumCauses]string{"#B91C1C", "#C2410C", "#A16207", "#7E22CE", "#0F766E", "#BE185D", "#71717A"}
+	causeDark := [sim.NumCauses]string{"#F87171", "#FB923C", "#FACC15", "#C084FC", "#2DD4BF", "#F472B6", "#A1A1AA"}
+	for c := range s.Cause {
+		s.Cause[c] = fg(causeLight[c], causeDark[c])
+	}
 	reqLight := []string{"#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22", "#17BECF", "#FF7F0E", "#393B79", "#637939"}
 	reqDark := []string{"#4E79A7", "#E15759", "#59A14F", "#B07AA1", "#9C755F", "#FF9DA7", "#BAB0AC", "#EDC948", "#76B7B2", "#F28E2B", "#8CD17D", "#D37295"}
 	for i := range s.Req {

@@ -267,17 +267,18 @@ func (m *timeline) geom() tlGeom {
 		g.labelW += 6
 	}
 	g.cw = max(1, m.w-g.labelW)
-	fixed := 2 // axis and cursor line
+	// The cursor's explanation stays under the lanes: lanes scroll before it goes.
+	fixed := 2 // axis and the explanation's first line
 	if m.h >= 5 {
 		g.ruler = true
 		fixed++
 	}
-	if m.h >= 8 {
-		g.legend = true
+	if m.h >= 7 {
+		g.detail2 = true
 		fixed++
 	}
-	if m.h-fixed >= len(m.rows)+1 && m.h >= 10 {
-		g.detail2 = true
+	if m.h >= 8 {
+		g.legend = true
 		fixed++
 	}
 	room := max(0, m.h-fixed)
@@ -290,6 +291,11 @@ func (m *timeline) geom() tlGeom {
 		g.lanes = len(m.rows)
 	}
 	return g
+}
+
+// clipped is how many rows are scrolled out of view above and below.
+func (m *timeline) clipped(g *tlGeom) (above, below int) {
+	return m.top, max(0, len(m.rows)-m.top-g.lanes)
 }
 
 func (m *timeline) scrollRows() {
@@ -431,11 +437,12 @@ func (m *timeline) moveCursor(d sim.Time) {
 	}
 }
 
-// Cell kinds of a rendered row.
+// Cell kinds of a rendered lane row.
 const (
-	cellNone uint8 = iota
-	cellSpan
-	cellBubble
+	cellNone   uint8 = iota // nothing ran and nothing waited: outside the lane's work
+	cellSpan                // busy throughout (to the nearest eighth of a line)
+	cellPart                // busy part of the time: a bar as tall as the busy share
+	cellBubble              // idle throughout, waiting
 )
 
 // sweep visits, column by column, every span of lane l that overlaps the window, with
@@ -465,6 +472,7 @@ func (m *timeline) sweep(l, cw int, visit func(c, span int, ov sim.Time)) {
 // scratch holds per-column buffers reused across the rows of one frame.
 type scratch struct {
 	kind  []uint8
+	level []int
 	idx   []int
 	ov    []sim.Time
 	busy  []sim.Time
@@ -473,13 +481,13 @@ type scratch struct {
 }
 
 func newScratch(cw int) *scratch {
-	return &scratch{kind: make([]uint8, cw), idx: make([]int, cw), ov: make([]sim.Time, cw),
+	return &scratch{kind: make([]uint8, cw), level: make([]int, cw), idx: make([]int, cw), ov: make([]sim.Time, cw),
 		busy: make([]sim.Time, cw), sbw: make([][3]sim.Time, cw), bubbl: make([]bool, cw)}
 }
 
 func (s *scratch) reset() {
 	for c := range s.kind {
-		s.kind[c], s.idx[c], s.ov[c], s.busy[c], s.sbw[c], s.bubbl[c] = cellNone, -1, 0, 0, [3]sim.Time{}, false
+		s.kind[c], s.level[c], s.idx[c], s.ov[c], s.busy[c], s.sbw[c], s.bubbl[c] = cellNone, 0, -1, 0, 0, [3]sim.Time{}, false
 	}
 }
 
@@ -529,10 +537,18 @@ func (m *timeline) View() string {
 	if g.legend {
 		lines = append(lines, m.legend())
 	}
-	d1, d2 := m.detail()
-	lines = append(lines, st.Bold.render(truncate(d1, m.w)))
+	// The explanation takes the lines left: two pinned, and any spare.
+	n := 1
 	if g.detail2 {
-		lines = append(lines, st.Faint.render(truncate(d2, m.w)))
+		n = max(2, m.h-len(lines))
+	}
+	d1, d2 := m.detail()
+	a, b := explain(d1, d2, m.w, n)
+	for _, l := range a {
+		lines = append(lines, st.Bold.render(l))
+	}
+	for _, l := range b {
+		lines = append(lines, st.Faint.render(l))
 	}
 	return strings.Join(fitLines(lines, m.w, m.h), "\n")
 }
@@ -629,11 +645,20 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 		}
 		return out
 	}
+	// Each cell shows the share of its time range the lane was busy: a span's fill when
+	// busy throughout, a bar of eighths when busy part of the time, however narrow the
+	// spans, and the bubble hatch only when it was idle throughout.
+	// A cell busy to within an eighth of a line is a span's, whatever the row's height,
+	// so it keeps its sub-batch's fill and label.
+	levels := 8 * g.rowH
 	for c := range g.cw {
 		width := m.colTime(c+1, g.cw) - m.colTime(c, g.cw)
+		s.level[c] = busyLevel(s.busy[c], width, levels)
 		switch {
-		case s.idx[c] >= 0 && (2*s.busy[c] >= width || !s.bubbl[c]):
+		case busyLevel(s.busy[c], width, 8) == 8:
 			s.kind[c] = cellSpan
+		case s.level[c] > 0:
+			s.kind[c] = cellPart
 		case s.bubbl[c] && m.colTime(c, g.cw) < end:
 			s.kind[c] = cellBubble
 		}
@@ -641,7 +666,13 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 	for i := range out {
 		var rb rowBuf
 		rb.styled(m.label(g, r, cur, i == 0))
+		below := 8 * (g.rowH - 1 - i)
 		for c := 0; c < g.cw; {
+			if s.kind[c] == cellPart {
+				m.partCell(&rb, s, c, i == 0 && g.rowH > 1, s.level[c]-below, curP(c))
+				c++
+				continue
+			}
 			e := c + 1
 			for e < g.cw && s.kind[e] == s.kind[c] && sameSpanKey(tl, s.kind[c], s.idx[c], s.idx[e]) && m.critical(s.idx[c]) == m.critical(s.idx[e]) {
 				e++
@@ -652,6 +683,45 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 		out[i] = rb.line(m.w)
 	}
 	return out
+}
+
+// busyLevel is busy time over a cell's width in levels steps, at least one for any busy
+// time at all.
+func busyLevel(busy, width sim.Time, levels int) int {
+	if busy <= 0 {
+		return 0
+	}
+	f := float64(busy) / float64(max(1, width))
+	return clamp(int(math.Round(f*float64(levels))), 1, levels)
+}
+
+// partCell draws a cell busy part of the time: on each line of the row, the part of a
+// bar lv eighths high that reaches it (lv counted from the line's bottom), in the
+// colour of the sub-batch that ran longest there, hatched above when the lane waited in
+// the rest of the cell; the critical path marks the first line of a thick row (crit).
+func (m *timeline) partCell(rb *rowBuf, s *scratch, c int, crit bool, lv int, cur paint) {
+	st := m.c.Styles
+	sb := 0
+	for x := 1; x < 3; x++ {
+		if s.sbw[c][x] > s.sbw[c][sb] {
+			sb = x
+		}
+	}
+	p := st.SBFg[sb]
+	if m.layer >= 0 && s.idx[c] >= 0 && m.snap.Timeline.Spans[s.idx[c]].Layer != m.layer {
+		p += st.Faint
+	}
+	switch {
+	case crit && m.critical(s.idx[c]):
+		rb.cell(st.Bold+cur, critGlyph)
+	case lv > 0:
+		rb.cell(p+cur, barGlyphs[min(8, lv)])
+	case s.bubbl[c]:
+		// Above the bar, the idle share of a cell that waited part of the time.
+		rb.cell(st.Bubble+cur, bubbleGlyph)
+	default:
+		rb.cell(cur, ' ')
+	}
 }
 
 // segment draws columns [c, e) that show the same thing; labels and the critical path go
@@ -746,12 +816,15 @@ func (m *timeline) ruler(g *tlGeom) string {
 			}
 		}
 	}
-	left := what
+	left, lp := what, st.Faint
 	if m.layer >= 0 {
 		left = "layer " + strconv.Itoa(m.layer)
 	}
+	if above, _ := m.clipped(g); above > 0 {
+		left, lp = "↑"+strconv.Itoa(above)+" more", st.Bold
+	}
 	var rb rowBuf
-	rb.str(st.Faint, fitLine(left, g.labelW))
+	rb.str(lp, fitLine(left, g.labelW))
 	rb.str(st.Faint, string(buf))
 	return rb.line(m.w)
 }
@@ -766,14 +839,22 @@ func (m *timeline) axis(g *tlGeom, curCol int) string {
 	for t := (m.t0 + step - 1) / step * step; t < m.t1; t += step {
 		c := m.timeCol(t, g.cw)
 		label := []rune("╵" + tickText(t, step))
-		if c < free || c+len(label) > g.cw {
+		// The cursor's ▲ may take a tick's mark but never a character of its text.
+		if c < free || c+len(label) > g.cw || curCol > c && curCol < c+len(label) {
 			continue
 		}
 		copy(buf[c:], label)
 		free = c + len(label) + 1
 	}
 	var rb rowBuf
-	rb.str(st.Faint, fitLine("time", g.labelW))
+	left, lp := "time", st.Faint
+	switch above, below := m.clipped(g); {
+	case above > 0 && !g.ruler:
+		left, lp = fmt.Sprintf("↑%d ↓%d more", above, below), st.Bold
+	case below > 0:
+		left, lp = "↓"+strconv.Itoa(below)+" more", st.Bold
+	}
+	rb.str(lp, fitLine(left, g.labelW))
 	if curCol < 0 || curCol >= g.cw {
 		rb.str(st.Faint, string(buf))
 		return rb.line(m.w)
@@ -820,31 +901,47 @@ func tickText(t, step sim.Time) string {
 	return strconv.FormatFloat(float64(t)/float64(u.u), 'f', dec, 64) + u.name
 }
 
+// legend explains the glyphs, most needed first; what does not fit is left out whole.
 func (m *timeline) legend() string {
 	st := m.c.Styles
-	var rb rowBuf
+	type item struct {
+		glyph rune
+		p     paint
+		text  string
+	}
+	var items []item
 	names := [3]string{"batch", "SB1", "SB2"}
 	for i, used := range m.sbUsed {
 		if !used {
 			continue
 		}
 		if m.c.Color {
-			rb.str(st.SB[i], " ")
+			items = append(items, item{' ', st.SB[i], names[i]})
 		} else {
-			rb.cell("", sbGlyphs[i])
+			items = append(items, item{sbGlyphs[i], "", names[i]})
 		}
-		rb.str("", " "+names[i]+"  ")
 	}
-	rb.cell(st.Bubble, bubbleGlyph)
-	rb.str("", " bubble  ")
+	items = append(items, item{bubbleGlyph, st.Bubble, "bubble"}, item{0, st.Faint, "▁▄█ busy share"})
 	if len(m.snap.Timeline.Critical) > 0 {
-		rb.str(st.Bold, string(critGlyph))
-		rb.str("", " critical path  ")
+		items = append(items, item{critGlyph, st.Bold, "critical path"})
 	}
-	if m.hasGroup() {
-		rb.str(st.Faint, "▁▄█ share of lanes busy  ")
+	items = append(items, item{0, st.Faint, fmt.Sprintf("window %s–%s", fmtTime(m.t0), fmtTime(m.t1))})
+	var rb rowBuf
+	for _, it := range items {
+		n := width(it.text) + 2
+		if it.glyph != 0 {
+			n += 2
+		}
+		if rb.w+n-2 > m.w {
+			continue
+		}
+		if it.glyph != 0 {
+			rb.cell(it.p, it.glyph)
+			rb.str("", " "+it.text+"  ")
+		} else {
+			rb.str(it.p, it.text+"  ")
+		}
 	}
-	rb.str(st.Faint, fmt.Sprintf("window %s–%s", fmtTime(m.t0), fmtTime(m.t1)))
 	return rb.line(m.w)
 }
 

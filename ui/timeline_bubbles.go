@@ -82,13 +82,34 @@ func (m *timeline) criticalCols(lanes []int, cw int) []bool {
 	return out
 }
 
-// largest is the iteration's longest bubble that counts toward its bubble share (a lane
-// with no work at all does not), the earliest of equals; -1 if there is none.
-func (m *timeline) largest() int {
+// causeOrder is the causes of this iteration's bubble share, largest share first (ties in
+// cause order); no-work time never counts toward the share.
+func causeOrder(mt *sim.Metrics) []sim.BubbleCause {
+	var out []sim.BubbleCause
+	for _, c := range sim.ShareCauses() {
+		if mt.ShareByCause[c] > 0 {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b sim.BubbleCause) int {
+		switch x, y := mt.ShareByCause[a], mt.ShareByCause[b]; {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// largestOf is the iteration's longest bubble of cause c, the earliest of equals; -1 if
+// there is none.
+func (m *timeline) largestOf(c sim.BubbleCause) int {
 	tl := &m.snap.Timeline
 	best, bestDur := -1, sim.Time(0)
 	for i, b := range tl.Bubbles {
-		if b.Cause == sim.CauseNoWork || b.Lane < 0 || b.Lane >= len(tl.Lanes) || b.Start >= tl.Makespan {
+		if b.Cause != c || b.Lane < 0 || b.Lane >= len(tl.Lanes) || b.Start >= tl.Makespan {
 			continue
 		}
 		d := min(b.Start+b.Dur, tl.Makespan) - b.Start
@@ -99,19 +120,31 @@ func (m *timeline) largest() int {
 	return best
 }
 
-// jumpLargest puts the cursor in the middle of the largest bubble, unfolding its lane's
-// group and moving the window to it when needed, and returns the bubble.
-func (m *timeline) jumpLargest() (sim.Bubble, bool) {
+// causeJump is where B took the cursor: the cause's rank among the iteration's causes,
+// how many causes there are, and the bubble.
+type causeJump struct {
+	rank, of int
+	cause    sim.BubbleCause
+	bubble   sim.Bubble
+}
+
+// jumpCause puts the cursor in the middle of the largest bubble of the iteration's
+// rank-th cause by share (0: the cause with the most idle time), unfolding its lane's
+// group and moving the window to it when needed.
+func (m *timeline) jumpCause(rank int) (causeJump, bool) {
 	if m.snap == nil {
-		return sim.Bubble{}, false
+		return causeJump{}, false
 	}
-	i := m.largest()
-	if i < 0 {
-		return sim.Bubble{}, false
+	order := causeOrder(&m.snap.Metrics)
+	for k := range order {
+		r := (rank + k) % len(order)
+		if i := m.largestOf(order[r]); i >= 0 {
+			b := m.snap.Timeline.Bubbles[i]
+			m.show(b.Lane, b.Start+min(b.Dur, m.end()-b.Start)/2)
+			return causeJump{rank: r, of: len(order), cause: order[r], bubble: b}, true
+		}
 	}
-	b := m.snap.Timeline.Bubbles[i]
-	m.show(b.Lane, b.Start+min(b.Dur, m.end()-b.Start)/2)
-	return b, true
+	return causeJump{}, false
 }
 
 // show selects lane l's own row and puts the cursor at t, keeping the zoom.
