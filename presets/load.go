@@ -211,7 +211,33 @@ func Parse(filename string, data []byte) (*File, error) {
 		}
 		return nil, err
 	}
+	if msg := checkSplits(f.Model); msg != "" {
+		return nil, errAt("model.split", msg)
+	}
 	return &f, nil
+}
+
+// checkSplits checks the paper's split per model: known models, each once, degrees in
+// range, and the preset's own model at the split the table gives it.
+func checkSplits(m ModelSec) string {
+	c, _ := catalog()
+	seen := map[string]bool{}
+	for _, s := range m.Split {
+		_, known := c.models[s.Model]
+		switch {
+		case !known:
+			return fmt.Sprintf("unknown model %q; %s", s.Model, didYouMean(s.Model, c.modelNames))
+		case seen[s.Model]:
+			return fmt.Sprintf("model %q is listed twice", s.Model)
+		case s.TP < 1 || s.TP > 64 || s.PP < 1 || s.PP > 64:
+			return fmt.Sprintf("%s: tp %d, pp %d out of range; want 1 to 64", s.Model, s.TP, s.PP)
+		}
+		seen[s.Model] = true
+	}
+	if s, ok := m.splitOf(m.Name); ok && (s.TP != m.TP || s.PP != m.PP) {
+		return fmt.Sprintf("the split gives %s tp %d, pp %d but model.tp and model.pp are %d and %d", m.Name, s.TP, s.PP, m.TP, m.PP)
+	}
+	return ""
 }
 
 // sectionKeys lists every leaf key under a section, sub-tables included.

@@ -34,6 +34,10 @@ type File struct {
 	Hermes      *HermesSec   `toml:"hermes" systems:"hermes"`
 	Offload     *OffloadSec  `toml:"offload" systems:"offload"`
 	Expect      []Expect     `toml:"expect"`
+
+	// tpSet and ppSet record model.tp and model.pp set by an override, which a later
+	// change of model keeps.
+	tpSet, ppSet bool
 }
 
 // ModelSec picks a catalogue model and how it is split over devices.
@@ -42,6 +46,26 @@ type ModelSec struct {
 	TP             int    `toml:"tp" min:"1" max:"64" doc:"tensor-parallel degree (devices per layer)"`
 	PP             int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree (layer groups)"`
 	PrecisionBytes int    `toml:"precision_bytes" min:"1" max:"4" doc:"bytes per weight and KV element (2 = FP16)"`
+	// Split is the paper's split per model: another model (--model, --set model.name)
+	// takes its split from here unless model.tp or model.pp is set too.
+	Split []Split `toml:"split" doc:"the paper's tp and pp per model"`
+}
+
+// Split is the tensor- and pipeline-parallel degrees a paper runs one model at.
+type Split struct {
+	Model string `toml:"model" doc:"model name from the catalogue"`
+	TP    int    `toml:"tp" min:"1" max:"64" doc:"tensor-parallel degree"`
+	PP    int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree"`
+}
+
+// splitOf is the paper's split of model, if the preset names one.
+func (m ModelSec) splitOf(model string) (Split, bool) {
+	for _, s := range m.Split {
+		if s.Model == model {
+			return s, true
+		}
+	}
+	return Split{}, false
 }
 
 // WorkSec is the request stream.
