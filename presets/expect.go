@@ -20,7 +20,7 @@ type Outcome struct {
 	Measured float64
 	Within   bool // |Measured/Ratio − 1| ≤ Tolerance
 	Points   int
-	Skipped  int // grid points left out because a system ran out of memory
+	Skipped  int // grid points left out because a system cannot hold a request of the workload
 }
 
 type gridPoint struct {
@@ -242,14 +242,9 @@ func measure(p gridPoint) (float64, error) {
 	}
 	cfg.Recycle = true
 	e, err := sim.New(cfg)
-	var be *sim.BatchError
-	if errors.As(err, &be) {
-		// The paper's batch does not fit this memory: run the largest one that does.
-		cfg.Workload.MaxBatch = be.Max
-		e, err = sim.New(cfg)
-	}
-	var oom *sim.OutOfMemoryError
-	if errors.As(err, &oom) {
+	var unfit *sim.UnfitError
+	if errors.As(err, &unfit) {
+		// a system that cannot hold a request of the workload has no figure here
 		return math.NaN(), nil
 	}
 	if err != nil {

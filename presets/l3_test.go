@@ -61,17 +61,17 @@ func TestL3FamilyDefaults(t *testing.T) {
 // OPT-66B); L3 holds the same requests in its host DIMMs.
 func TestGPUDGXOutOfMemory(t *testing.T) {
 	for _, n := range []string{"gpu-dgx", "hbm-pim"} {
-		cfg := presetConfig(t, n, "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")
+		cfg := presetConfig(t, n, "model.name=opt-66b", "workload.dataset=longbench-l3")
 		_, err := sim.New(cfg)
-		var oom *sim.OutOfMemoryError
+		var oom *sim.UnfitError
 		if !errors.As(err, &oom) || !strings.Contains(err.Error(), "out of memory") || !strings.Contains(err.Error(), "keep the KV in host memory (l3)") {
 			t.Fatalf("%s: got %v", n, err)
 		}
 	}
-	if _, err := sim.New(presetConfig(t, "l3", "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")); err != nil {
+	if _, err := sim.New(presetConfig(t, "l3", "model.name=opt-66b", "workload.dataset=longbench-l3")); err != nil {
 		t.Fatalf("l3: %v", err)
 	}
-	if _, err := sim.New(presetConfig(t, "gpu-dgx", "model.name=opt-66b", "model.tp=2", "workload.dataset=dolphin-r1")); err != nil {
+	if _, err := sim.New(presetConfig(t, "gpu-dgx", "model.name=opt-66b", "workload.dataset=dolphin-r1")); err != nil {
 		t.Fatalf("gpu-dgx on Dolphin-r1: %v", err)
 	}
 }

@@ -35,6 +35,7 @@ type offload struct {
 	frac     float64 // resident fraction of every matrix (flexgen, dejavu)
 	resident int     // resident whole layers (accelerate)
 	budget   float64
+	kvRoom   float64 // GPU memory beside the LM head, for weights and KV
 	layerB   float64 // weight bytes of one decoder layer
 	nQKV     int
 	nMLP     int
@@ -87,15 +88,20 @@ func newOffload(c *Config) (*offload, error) {
 	o.bQKV = float64((sh.Heads+2*sh.KVHeads)*sh.HeadDim) * prec
 	o.bMLP = sh.ffnMatrices() * float64(sh.DModel) * prec
 	lm := float64(sh.Vocab) * float64(sh.DModel) * prec
-	// The KV cache of the whole batch at its longest stays in GPU memory.
+	if lm > p.GPUWeightGB*1e9 {
+		return nil, fmt.Errorf("%s's LM head (%.1f GB) does not fit in the %.1f GB of %s memory for weights and KV; raise platform.gpu_weight_gb",
+			c.Model.Display, lm/1e9, p.GPUWeightGB, p.GPUDisplay)
+	}
+	// The KV cache of the batch at the workload's longest sequence stays in GPU memory, as
+	// many requests as the memory beside the LM head holds, up to the batch; the rest of
+	// the memory holds weights.
 	perTok := sh.KVBytesPerToken()
 	o.kvBlk = float64(hermesKVBlockTokens) * perTok / 2
-	kvReserve := float64(max(1, c.Workload.MaxBatch)) * float64(maxSeqLen(c)) * perTok
-	o.budget = p.GPUWeightGB*1e9 - kvReserve - lm
-	if o.budget < 0 {
-		return nil, fmt.Errorf("%s's LM head (%.1f GB) and the KV cache of %d requests of %d tokens (%.1f GB) do not fit in the %.1f GB of %s memory for weights and KV; lower the batch",
-			c.Model.Display, lm/1e9, c.Workload.MaxBatch, maxSeqLen(c), kvReserve/1e9, p.GPUWeightGB, p.GPUDisplay)
-	}
+	perReq := float64(maxSeqLen(c)) * perTok
+	o.kvRoom = p.GPUWeightGB*1e9 - lm
+	n := min(max(1, c.Workload.MaxBatch), int(o.kvRoom/perReq))
+	kvReserve := float64(n) * perReq
+	o.budget = o.kvRoom - kvReserve
 	all := o.layerB * float64(sh.Layers)
 	o.frac = min(1, o.budget/all)
 	o.resident = min(sh.Layers, int(o.budget/o.layerB))
@@ -128,6 +134,15 @@ func (o *offload) pool() *kvPool        { return o.kv }
 func (o *offload) grow(r *Request) bool { return o.kv.grow(r) }
 func (o *offload) release(r *Request)   { o.kv.release(r) }
 func (o *offload) utilKeys() []string   { return []string{"gpu", "gpu_bandwidth", "pcie"} }
+
+func (o *offload) fit(in, out int) string {
+	need, _, ok := o.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("its KV cache needs %.1f GB but %s has %.1f GB beside %s's LM head for weights and KV; shorten the sequences or raise platform.gpu_weight_gb",
+		float64(need)*o.kvBlk/1e9, o.hc.Platform.GPUDisplay, o.kvRoom/1e9, o.cfg.Model.Display)
+}
 
 func (o *offload) admit(cands, _ []*Request) []bool {
 	return o.kv.admitInOrder(cands)
