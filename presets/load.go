@@ -200,8 +200,16 @@ func Parse(filename string, data []byte) (*File, error) {
 		if e.Mean != "" && e.Mean != "arithmetic" && e.Mean != "geometric" && e.Mean != "max" {
 			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): mean %q is not arithmetic, geometric or max", i+1, e.ID, e.Mean))
 		}
-		if e.Metric != "" && e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s or mean_batch", i+1, e.ID, e.Metric))
+		if e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" && !strings.HasPrefix(e.Metric, "utilization.") {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s, mean_batch or utilization.GROUP", i+1, e.ID, e.Metric))
+		}
+		switch {
+		case e.Method != "steady" && e.Method != "whole":
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): method %q is not steady or whole; say how the paper measured", i+1, e.ID, e.Method))
+		case e.Method == "steady" && (e.Steps < 1 || e.Requests != 0):
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a steady-state measurement needs steps ≥ 1 (and a warm-up) and no requests: the closed loop is kept full", i+1, e.ID))
+		case e.Method == "whole" && (e.Steps != 0 || e.Warmup != 0):
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a whole run measures every iteration; drop steps and warmup", i+1, e.ID))
 		}
 	}
 	if err := checkNames(&f); err != nil {

@@ -92,7 +92,7 @@ func MeasureTrend(t Trend) (Trend, error) {
 		wg.Go(func() {
 			for k := range work {
 				j := jobs[k]
-				p := gridPoint{t.Series[j.s].Preset, t.Model, t.Dataset, t.TP, t.PP, t.Batches[j.b], e.Steps, e.Warmup, t.Metric, e.Requests}
+				p := point(t.Series[j.s].Preset, e, t.Model, t.Dataset, t.TP, t.PP, t.Batches[j.b])
 				t.Series[j.s].Values[j.b], errs[k] = measure(p)
 			}
 		})
