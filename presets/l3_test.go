@@ -169,3 +169,29 @@ func TestL3AblationBySet(t *testing.T) {
 		t.Errorf("charging the re-layout: %.0f tok/s, full L3 %.0f; want lower", charged, full)
 	}
 }
+
+// The explorer opens L3 and its rank-level baseline where the host's 2 TiB have filled,
+// the regime the paper talks about (capacity sets the batch), not at iteration 1.
+func TestL3OpensWhereTheHostIsFull(t *testing.T) {
+	for _, n := range []string{"l3", "rank-pim"} {
+		cfg := presetConfig(t, n)
+		cfg.Recycle = true
+		if cfg.OpenAt < 2 {
+			t.Fatalf("%s opens at iteration %d", n, cfg.OpenAt)
+		}
+		e, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.StepTo(cfg.OpenAt); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Step != cfg.OpenAt || s.Metrics.KVUtil < 0.98 {
+			t.Errorf("%s opens at iteration %d with the KV memory %.0f%% full", n, s.Step, 100*s.Metrics.KVUtil)
+		}
+	}
+}

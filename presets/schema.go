@@ -82,6 +82,7 @@ type WorkSec struct {
 	Seed      int64   `toml:"seed" min:"0" max:"9223372036854775807" doc:"random seed of the workload"`
 	Steps     int     `toml:"steps" min:"0" max:"100000000" doc:"stop after this many iterations (0: when every request is done)"`
 	Warmup    int     `toml:"warmup" min:"0" max:"100000000" doc:"iterations left out of the metrics"`
+	OpenAt    int     `toml:"open_at" min:"0" max:"100000000" doc:"the iteration the explorer opens at, where the regime of interest begins (0: the first); headless runs start at the first"`
 }
 
 // NPUSec is the NeuPIMs NPU.

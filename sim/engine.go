@@ -584,3 +584,20 @@ func (e *Engine) requestRows() []RequestRow {
 	}
 	return rows
 }
+
+// StepTo steps until the next Step returns iteration n: the explorer opens a preset where
+// its regime of interest begins (Config.OpenAt). The iterations stepped over stay in the
+// history; when the run ends before n, the next Step replays its last iteration from the
+// history.
+func (e *Engine) StepTo(n int) error {
+	for e.step < n-1 {
+		if _, err := e.Step(); err != nil {
+			return err
+		}
+		if e.Done() {
+			e.Back()
+			return nil
+		}
+	}
+	return nil
+}

@@ -442,6 +442,32 @@ func TestUnfitRequestBeyondThePrescanIsRefusedWhenDrawn(t *testing.T) {
 	}
 }
 
+// StepTo leaves the engine where the next step is the one asked for, the iterations
+// before it in the history, and stops quietly at the end of a run.
+func TestStepTo(t *testing.T) {
+	c := testNeuPIMs()
+	c.HistoryCap = 8
+	c.Workload.Requests, c.Workload.MaxBatch = 20, 8
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StepTo(30); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Step()
+	if err != nil || s.Step != 30 || len(e.History()) != 8 {
+		t.Fatalf("step %v, history %d, err %v", s, len(e.History()), err)
+	}
+	if err := e.StepTo(1 << 30); err != nil || e.Done() {
+		t.Fatalf("past the end: %v, done %v", err, e.Done())
+	}
+	last, err := e.Step()
+	if err != nil || !e.Done() || last.Done != c.Workload.Requests {
+		t.Fatalf("after StepTo past the end, the next step is %v (err %v), done %v; want the run's last iteration", last, err, e.Done())
+	}
+}
+
 // checkNear reports got when it is further than rel (relative) from want.
 func checkNear(t *testing.T, what string, got, want, rel float64) {
 	t.Helper()

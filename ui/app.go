@@ -101,6 +101,9 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	cfg.HistoryCap = historyCap
 	cfg.Recycle = false
 	e, err := sim.New(cfg)
+	if err == nil {
+		err = e.StepTo(cfg.OpenAt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +179,9 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 		cfg.HistoryCap = historyCap
 		cfg.Recycle = false
 		e, err := sim.New(cfg)
+		if err == nil {
+			err = e.StepTo(cfg.OpenAt)
+		}
 		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
 	}
 }
