@@ -294,6 +294,9 @@ func methodText(e presets.Expect) string {
 		}
 		return "whole runs of one batch"
 	}
+	if e.Warmup == 0 {
+		return fmt.Sprintf("steady state: closed loop kept full, %s iterations measured from the start", thousands(e.Steps))
+	}
 	return fmt.Sprintf("steady state: closed loop kept full, %s warm-up + %s measured iterations", thousands(e.Warmup), thousands(e.Steps))
 }
 
