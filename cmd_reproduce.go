@@ -33,12 +33,15 @@ func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "reproduce [FAMILY|all]",
 		Short: "Run the papers' headline experiments and print paper value against pimtui value",
-		Long: `Run every experiment the presets of a family declare (all families by default) and
-print, for each, the conditions it averages over, the paper's value, pimtui's value, their
-ratio and whether it is within the declared tolerance; where pimtui does not reproduce the
-paper, the first line of the declared reason. Where an experiment is a curve over batch
-size, a chart redraws it for the preset and its baselines. The full set takes a few
-minutes; --list prints the experiments without running them.`,
+		Long: `Run every experiment the presets of a family declare (all families by default),
+measured as its paper measured it (steady state or whole runs), and print, for each, the
+conditions it averages over, the method, the paper's value, pimtui's value, their ratio and
+whether it matches by the one scoring rule (a speed-up: ratio and its logarithm each within
+±25% of the paper's; tokens/s within ±15%; a utilisation within ±0.05); where pimtui does
+not reproduce the paper, the first line of the declared reason. Grids smaller than the
+paper's are marked * and say why. Where an experiment is a curve over batch size, a chart
+redraws it for the preset and its baselines. The full set takes minutes; --list prints the
+experiments without running them.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("reproduce takes one family or all; pimtui presets lists the families")

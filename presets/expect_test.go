@@ -9,9 +9,9 @@ import (
 	"github.com/pimtui/pimtui/sim"
 )
 
-// Every preset's declared paper results hold as declared: a reproduced ratio is within
-// its tolerance, and one declared not reproduced is outside it (so the declaration stays
-// true) yet points the same way as the paper.
+// Every preset's declared paper results hold as declared: a reproduced figure is within
+// the scoring rule, and one declared not reproduced is outside it (so the declaration
+// stays true) yet points the same way as the paper.
 func TestDeclaredExpectations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the expectation grids take seconds; skipped in -short mode")

@@ -16,7 +16,7 @@ type Figure struct {
 	Paper, Measured  float64
 	Versus           string // the baseline of a ratio; "" for an absolute value in Unit
 	Unit             string
-	Within, Declared bool // within the tolerance; declared reproduced by the preset
+	Within, Declared bool // within the scoring rule; declared reproduced by the preset
 }
 
 // figState is what the explorer knows of a preset's figures.
