@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pimtui/pimtui/presets"
@@ -89,8 +91,11 @@ func TestReproduceReport(t *testing.T) {
 		measureTrend = m.(func(presets.Trend) (presets.Trend, error))
 	}(evaluate, measureTrend)
 	var evaluated []string
+	var mu sync.Mutex
 	evaluate = func(name string, ids []string) ([]presets.Outcome, error) {
+		mu.Lock()
 		evaluated = append(evaluated, name)
+		mu.Unlock()
 		f, _ := presets.Get(name)
 		var outs []presets.Outcome
 		for i, e := range f.Expect {
@@ -116,11 +121,15 @@ func TestReproduceReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	slices.Sort(evaluated)
 	if strings.Join(evaluated, ",") != "neupims,npu-pim" {
 		t.Errorf("evaluated %v, want each preset of the family that declares experiments once", evaluated)
 	}
 	lines := strings.Split(out, "\n")
-	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "FAMILY PRESET EXPERIMENT CONDITIONS PAPER PIMTUI PIMTUI/PAPER WITHIN GAP" {
+	if !strings.HasPrefix(lines[0], "3 of 4 claims match the paper (a speed-up: ratio within ±25% and its logarithm within ±25%") {
+		t.Fatalf("verdict %q", lines[0])
+	}
+	if h := strings.Fields(lines[2]); strings.Join(h, " ") != "FAMILY PRESET EXPERIMENT CONDITIONS METHOD PAPER PIMTUI PIMTUI/PAPER WITHIN GAP" {
 		t.Fatalf("header %v", h)
 	}
 	f, _ := presets.Get("neupims")
@@ -134,7 +143,7 @@ func TestReproduceReport(t *testing.T) {
 		if row == "" {
 			t.Fatalf("no row for %s:\n%s", e.ID, out)
 		}
-		want := []string{"4 models × 2 datasets × batch 64–512", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
+		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+512", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
 		if i == 1 {
 			want = []string{fmt.Sprintf("%.2f×", e.Ratio/2), "0.50", "no", gapLine(e.Gap)}
 		}
@@ -145,7 +154,8 @@ func TestReproduceReport(t *testing.T) {
 		}
 	}
 	// The chart: NeuPIMs against the baselines its experiments name, over the grid's batches.
-	for _, w := range []string{"neupims: throughput_tok_s against batch size, gpt3-7b (tp 4, pp 1) on sharegpt", "● neupims", "■ npu-pim", "▲ npu-only", "◆ gpu-a100", "384"} {
+	for _, w := range []string{"neupims: throughput_tok_s against batch size, gpt3-7b (tp 4, pp 1) on sharegpt", "● neupims", "■ npu-pim", "▲ npu-only", "◆ gpu-a100", "256",
+		"* neupims vs-npu-pim: Fig. 12 sweeps batch 64, 128, 256, 384 and 512", methodLegend} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
@@ -158,6 +168,10 @@ func TestReproduceReport(t *testing.T) {
 	r := decodeReproduce(t, js)
 	if len(r.Experiments) != 4 || r.Experiments[1].Within == nil || *r.Experiments[1].Within || *r.Experiments[0].Ratio < 1.09 {
 		t.Fatalf("experiments %+v", r.Experiments)
+	}
+	if x := r.Experiments[0]; !strings.HasPrefix(x.Method, "steady state") || x.Rule != "ratio within ±25% and its logarithm within ±25%" ||
+		!strings.HasPrefix(x.Reduced, "Fig. 12 sweeps") || !strings.Contains(x.MethodNote, "§8.1") {
+		t.Fatalf("method %q, rule %q, reduced %q, note %q", x.Method, x.Rule, x.Reduced, x.MethodNote)
 	}
 	if len(r.Trends) != 1 || len(r.Trends[0].Series) != 4 || fmt.Sprint(r.Trends[0].Batches) != fmt.Sprint(f.Expect[0].Grid.Batch) || r.Trends[0].Series[1].Values[0] != nil {
 		t.Fatalf("trends %+v", r.Trends)
@@ -175,7 +189,7 @@ func TestReproduceRealRun(t *testing.T) {
 			return nil, err
 		}
 		e := f.Expect[0]
-		e.Grid = presets.Grid{Model: e.Grid.Model[:1], TP: e.Grid.TP[:1], PP: e.Grid.PP[:1], Dataset: []string{"alpaca"}, Batch: e.Grid.Batch[:1]}
+		e.Grid = presets.Grid{Model: e.Grid.Model[:1], Dataset: []string{"alpaca"}, Batch: e.Grid.Batch[:1]}
 		e.Steps, e.Warmup = 8, 8
 		outs, err = presets.EvaluateGrid(name, []presets.Expect{e})
 		return outs, err

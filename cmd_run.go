@@ -63,7 +63,13 @@ with ratios to A (table), {"sides": [result, …]} (json) or one row per side (c
 			if err != nil {
 				return err
 			}
-			return runHeadless(e, stdout, progressTo(stderr), format, tracePath, from, to)
+			if err := runHeadless(e, stdout, progressTo(stderr), format, tracePath, from, to); err != nil {
+				return err
+			}
+			if note := batchNote(e); note != "" {
+				fmt.Fprintln(stderr, note)
+			}
+			return nil
 		},
 	}
 	o.register(c)
@@ -80,6 +86,27 @@ func progressTo(w io.Writer) io.Writer {
 		return w
 	}
 	return nil
+}
+
+// batchNote is the line that says a run's batch stayed below workload.batch because the
+// KV memory held no more (admission takes what fits and queues the rest); "" when the
+// batch reached its cap (or every request of the workload) or nothing waited for memory.
+func batchNote(e *sim.Engine) string {
+	peak, byKV := e.BatchCap()
+	w := e.Config().Workload
+	if !byKV || peak >= min(w.MaxBatch, w.Requests) {
+		return ""
+	}
+	return fmt.Sprintf("batch capped by KV memory at %s of %s", thousands(peak), thousands(w.MaxBatch))
+}
+
+// thousands prints n with thousands separators: 1,024.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func progressBar(f float64, w int) string {
@@ -135,6 +162,10 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		if errors.Is(err, sim.ErrDone) {
 			break
 		}
+		var unfit *sim.UnfitError
+		if errors.As(err, &unfit) {
+			return usagef("%s: %v", e.Config().Preset, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -184,7 +215,8 @@ func writeTable(w io.Writer, r sim.Result) error {
 	p := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
 	p("preset", "%s (%s)", r.Preset, r.System)
 	p("model / dataset", "%s / %s", r.Model, r.Dataset)
-	p("requests", "%d of %d completed, batch up to %d (mean %.1f)", r.RequestsCompleted, r.Requests, r.MaxBatch, r.MeanBatch)
+	p("requests", "%d of %d completed, batch up to %d of %d (mean %.1f), %d preempted", r.RequestsCompleted, r.Requests, r.PeakBatch, r.MaxBatch, r.MeanBatch, r.Preemptions)
+	p("split", "tp %d, pp %d", r.TP, r.PP)
 	p("iterations", "%d in %.4g s simulated", r.Iterations, r.SimTimeS)
 	p("throughput", "%.1f tokens/s (%d tokens)", r.ThroughputTokS, r.TokensGenerated)
 	p("iteration", "mean %.3f ms, p50 %.3f ms, p99 %.3f ms", r.IterationMS.Mean, r.IterationMS.P50, r.IterationMS.P99)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
@@ -75,5 +76,42 @@ func TestRunTableIdleByCause(t *testing.T) {
 	// Each part is rounded to 0.1% and causes under 0.05% are left out.
 	if math.Abs(sum-total) > 0.3 {
 		t.Fatalf("causes sum to %.1f%%, idle %.1f%%: %q", sum, total, line[0])
+	}
+}
+
+// A batch is a cap in every family: runs whose batch the KV memory cannot hold run, say
+// on stderr where the memory capped it, and report the split they ran at.
+func TestRunBatchIsACap(t *testing.T) {
+	cases := []struct {
+		args   []string
+		note   string // the stderr line; "" when the cap is reached or no memory limit was met
+		tp, pp int
+	}{
+		{[]string{"--preset", "lolpim", "--model", "qwen1.5-72b"}, "batch capped by KV memory at 22 of 120\n", 8, 16},
+		{[]string{"--preset", "helios", "--model", "opt-66b"}, "batch capped by KV memory at 41 of 64\n", 8, 1},
+		{[]string{"--preset", "neupims", "--model", "gpt3-30b"}, "", 4, 2}, // Table 3's split
+		{[]string{"--preset", "l3", "--set", "l3.host.capacity_gib=512", "--set", "l3.host.dimms_per_channel=1"}, "batch capped by KV memory at ", 8, 1},
+		{[]string{"--preset", "neupims", "--model", "gpt3-13b", "--batch", "1024", "--requests", "1100", "--steps", "3"}, "batch capped by KV memory at ", 4, 1},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			out, errs, code := cli(t, append([]string{"run", "--format", "json"}, c.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if c.note == "" && errs != "" || !strings.HasPrefix(errs, c.note) {
+				t.Errorf("stderr %q, want %q", errs, c.note)
+			}
+			var r sim.Result
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.TP != c.tp || r.PP != c.pp || r.PeakBatch < 1 || r.PeakBatch > r.MaxBatch {
+				t.Errorf("tp %d, pp %d, peak batch %d of %d", r.TP, r.PP, r.PeakBatch, r.MaxBatch)
+			}
+			if c.note != "" && (r.PeakBatch >= r.MaxBatch || r.QueuePeak == 0) {
+				t.Errorf("capped, yet peak batch %d of %d and queue peak %d", r.PeakBatch, r.MaxBatch, r.QueuePeak)
+			}
+		})
 	}
 }

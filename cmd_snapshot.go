@@ -39,6 +39,7 @@ plain text (ANSI colours with --color). --size sets the frame, --focus the focus
 			if err != nil {
 				return err
 			}
+			cfg.OpenAt = 0 // the frame after --steps iterations from the first
 			out, err := ui.Snapshot(cfg, ui.Options{Color: color}, steps, w, h, focus)
 			var se *ui.StepsError
 			var pe *ui.PaneError

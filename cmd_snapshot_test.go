@@ -75,7 +75,7 @@ func TestSnapshotBadInput(t *testing.T) {
 		{[]string{"snapshot", "--steps", "0"}, "--steps 0: want at least 1"},
 		{append([]string{"snapshot", "--steps", "50"}, short...), "--steps 50: the run ends after 5 iterations; ask for at most 5"},
 		{[]string{"snapshot", "--preset", "neupim"}, `did you mean "neupims"`},
-		{[]string{"snapshot", "--input-len", "2000000", "--output-len", "10"}, "neupims: one request of 2000010 tokens needs"},
+		{[]string{"snapshot", "--input-len", "2000000", "--output-len", "10"}, "neupims: request 1 (2000000 input + 10 output tokens) can never run"},
 		{[]string{"snapshot", "--preset", "neupims", "--config", "x.toml"}, "--preset and --config are exclusive"},
 		{[]string{"snapshot", "frame"}, `unknown command "frame" for "pimtui snapshot"`},
 		{[]string{"run", "extra"}, `unknown command "extra" for "pimtui run"`},

@@ -207,7 +207,7 @@ func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
 		Preset: f.Name, Description: f.Description, Family: f.Family, System: f.System,
 		Model: sim.Model{Name: m.Name, Display: m.Display, Layers: m.Layers, DModel: m.DModel, Heads: m.Heads, KVHeads: m.KVHeads,
 			HeadDim: m.HeadDim, FFN: m.FFNType, DFFN: m.DFFN, Vocab: m.Vocab, Experts: m.Experts, TopK: m.TopK, SharedDFFN: m.SharedDFFN, ParallelAttn: m.ParallelAttn},
-		TP: f.Model.TP, PP: f.Model.PP, Precision: f.Model.PrecisionBytes,
+		TP: f.Model.TP, PP: f.Model.PP, Precision: f.Model.PrecisionBytes, OpenAt: f.Workload.OpenAt,
 		Workload: sim.Workload{
 			Dataset: sim.Dataset{Name: ds.Name, Display: ds.Display, InMean: ds.InputMean, InStd: ds.InputStd, InMin: ds.InputMin, InMax: ds.InputMax,
 				OutMean: ds.OutputMean, OutStd: ds.OutputStd, OutMin: ds.OutputMin, OutMax: ds.OutputMax, MaxSeqLen: ds.MaxSeqLen,

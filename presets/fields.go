@@ -216,5 +216,21 @@ func (f *File) Set(kv string) error {
 	if msg := checkValue(fd, v); msg != "" {
 		return &Error{Key: key, Msg: msg}
 	}
+	switch key {
+	case "model.tp":
+		f.tpSet = true
+	case "model.pp":
+		f.ppSet = true
+	case "model.name":
+		// Another model runs at the split its paper gives it, unless set explicitly.
+		if sp, ok := f.Model.splitOf(f.Model.Name); ok {
+			if !f.tpSet {
+				f.Model.TP = sp.TP
+			}
+			if !f.ppSet {
+				f.Model.PP = sp.PP
+			}
+		}
+	}
 	return nil
 }

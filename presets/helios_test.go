@@ -115,7 +115,7 @@ func TestHeLioSBaselineOrder(t *testing.T) {
 	for _, p := range []pt{{"opt-66b", "mooncake-4k", 32}, {"llama3-70b", "mooncake", 64}, {"mixtral-8x22b", "mooncake", 64}, {"qwen3-30b-a3b", "mooncake", 64}} {
 		v := map[string]float64{}
 		for _, name := range []string{"helios", "duplex", "indie-nmp", "gpu-sglang"} {
-			got, err := measure(gridPoint{preset: name, model: p.model, dataset: p.dataset, batch: p.batch, steps: 64, warmup: 256})
+			got, err := measure(gridPoint{preset: name, model: p.model, dataset: p.dataset, batch: p.batch, method: "steady", steps: 128, warmup: 512, metric: "throughput_tok_s"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,17 +63,17 @@ func TestL3FamilyDefaults(t *testing.T) {
 // OPT-66B); L3 holds the same requests in its host DIMMs.
 func TestGPUDGXOutOfMemory(t *testing.T) {
 	for _, n := range []string{"gpu-dgx", "hbm-pim"} {
-		cfg := presetConfig(t, n, "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")
+		cfg := presetConfig(t, n, "model.name=opt-66b", "workload.dataset=longbench-l3")
 		_, err := sim.New(cfg)
-		var oom *sim.OutOfMemoryError
+		var oom *sim.UnfitError
 		if !errors.As(err, &oom) || !strings.Contains(err.Error(), "out of memory") || !strings.Contains(err.Error(), "keep the KV in host memory (l3)") {
 			t.Fatalf("%s: got %v", n, err)
 		}
 	}
-	if _, err := sim.New(presetConfig(t, "l3", "model.name=opt-66b", "model.tp=2", "workload.dataset=longbench-l3")); err != nil {
+	if _, err := sim.New(presetConfig(t, "l3", "model.name=opt-66b", "workload.dataset=longbench-l3")); err != nil {
 		t.Fatalf("l3: %v", err)
 	}
-	if _, err := sim.New(presetConfig(t, "gpu-dgx", "model.name=opt-66b", "model.tp=2", "workload.dataset=dolphin-r1")); err != nil {
+	if _, err := sim.New(presetConfig(t, "gpu-dgx", "model.name=opt-66b", "workload.dataset=dolphin-r1")); err != nil {
 		t.Fatalf("gpu-dgx on Dolphin-r1: %v", err)
 	}
 }
@@ -209,5 +209,31 @@ func TestL3ScalabilityConfigurationsRun(t *testing.T) {
 				t.Fatalf("host memory full with requests waiting: %v, want %v", full, tc.memoryFills)
 			}
 		})
+	}
+}
+
+// The explorer opens L3 and its rank-level baseline where the host's 2 TiB have filled,
+// the regime the paper talks about (capacity sets the batch), not at iteration 1.
+func TestL3OpensWhereTheHostIsFull(t *testing.T) {
+	for _, n := range []string{"l3", "rank-pim"} {
+		cfg := presetConfig(t, n)
+		cfg.Recycle = true
+		if cfg.OpenAt < 2 {
+			t.Fatalf("%s opens at iteration %d", n, cfg.OpenAt)
+		}
+		e, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.StepTo(cfg.OpenAt); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Step != cfg.OpenAt || s.Metrics.KVUtil < 0.98 {
+			t.Errorf("%s opens at iteration %d with the KV memory %.0f%% full", n, s.Step, 100*s.Metrics.KVUtil)
+		}
 	}
 }

@@ -200,8 +200,16 @@ func Parse(filename string, data []byte) (*File, error) {
 		if e.Mean != "" && e.Mean != "arithmetic" && e.Mean != "geometric" && e.Mean != "max" {
 			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): mean %q is not arithmetic, geometric or max", i+1, e.ID, e.Mean))
 		}
-		if e.Metric != "" && e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s or mean_batch", i+1, e.ID, e.Metric))
+		if e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" && !strings.HasPrefix(e.Metric, "utilization.") {
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s, mean_batch or utilization.GROUP", i+1, e.ID, e.Metric))
+		}
+		switch {
+		case e.Method != "steady" && e.Method != "whole":
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): method %q is not steady or whole; say how the paper measured", i+1, e.ID, e.Method))
+		case e.Method == "steady" && (e.Steps < 1 || e.Requests != 0):
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a steady-state measurement needs steps ≥ 1 (and a warm-up) and no requests: the closed loop is kept full", i+1, e.ID))
+		case e.Method == "whole" && (e.Steps != 0 || e.Warmup != 0):
+			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a whole run measures every iteration; drop steps and warmup", i+1, e.ID))
 		}
 	}
 	if err := checkNames(&f); err != nil {
@@ -211,7 +219,33 @@ func Parse(filename string, data []byte) (*File, error) {
 		}
 		return nil, err
 	}
+	if msg := checkSplits(f.Model); msg != "" {
+		return nil, errAt("model.split", msg)
+	}
 	return &f, nil
+}
+
+// checkSplits checks the paper's split per model: known models, each once, degrees in
+// range, and the preset's own model at the split the table gives it.
+func checkSplits(m ModelSec) string {
+	c, _ := catalog()
+	seen := map[string]bool{}
+	for _, s := range m.Split {
+		_, known := c.models[s.Model]
+		switch {
+		case !known:
+			return fmt.Sprintf("unknown model %q; %s", s.Model, didYouMean(s.Model, c.modelNames))
+		case seen[s.Model]:
+			return fmt.Sprintf("model %q is listed twice", s.Model)
+		case s.TP < 1 || s.TP > 64 || s.PP < 1 || s.PP > 64:
+			return fmt.Sprintf("%s: tp %d, pp %d out of range; want 1 to 64", s.Model, s.TP, s.PP)
+		}
+		seen[s.Model] = true
+	}
+	if s, ok := m.splitOf(m.Name); ok && (s.TP != m.TP || s.PP != m.PP) {
+		return fmt.Sprintf("the split gives %s tp %d, pp %d but model.tp and model.pp are %d and %d", m.Name, s.TP, s.PP, m.TP, m.PP)
+	}
+	return ""
 }
 
 // sectionKeys lists every leaf key under a section, sub-tables included.

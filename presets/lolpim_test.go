@@ -1,7 +1,6 @@
 package presets
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -27,11 +26,6 @@ func lpRun(t *testing.T, name string, sets ...string) sim.Result {
 	}
 	cfg.Recycle = true
 	e, err := sim.New(cfg)
-	var be *sim.BatchError
-	if errors.As(err, &be) {
-		cfg.Workload.MaxBatch = be.Max
-		e, err = sim.New(cfg)
-	}
 	if err != nil {
 		t.Fatalf("%s %v: %v", name, sets, err)
 	}

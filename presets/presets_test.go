@@ -59,6 +59,10 @@ func TestParseErrorsCarryPositions(t *testing.T) {
 		{"bad enum", strings.Replace(base, `channel_alloc = "greedy_min_load"`, `channel_alloc = "greedy"`, 1), `scheduler.channel_alloc: "greedy" is not allowed; want one of greedy_min_load, round_robin`},
 		{"unknown model", strings.Replace(base, `name = "gpt3-7b"`, `name = "gpt3-7"`, 1), fmt.Sprintf(`x.toml:%d:1: model.name: unknown model "gpt3-7"; did you mean "gpt3-7b"`, name)},
 		{"missing key", strings.Replace(base, "tile_cycles = 184", "", 1), `pim.tile_cycles: missing required key`},
+		{"split model", strings.Replace(base, `{ model = "gpt3-13b",`, `{ model = "gpt3-13",`, 1), fmt.Sprintf(`x.toml:%d:1: model.split: unknown model "gpt3-13"; did you mean "gpt3-13b"`, lineOf(base, "split = ["))},
+		{"split twice", strings.Replace(base, `{ model = "gpt3-13b",`, `{ model = "gpt3-7b",`, 1), `model.split: model "gpt3-7b" is listed twice`},
+		{"split range", strings.Replace(base, `tp = 8, pp = 4 }`, `tp = 0, pp = 4 }`, 1), `model.split: gpt3-175b: tp 0, pp 4 out of range; want 1 to 64`},
+		{"split disagrees", strings.Replace(base, `{ model = "gpt3-7b",   tp = 4, pp = 1 }`, `{ model = "gpt3-7b",   tp = 2, pp = 1 }`, 1), `model.split: the split gives gpt3-7b tp 2, pp 1 but model.tp and model.pp are 4 and 1`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,6 +103,66 @@ func TestSet(t *testing.T) {
 		err := f.Set(b.kv)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: got %v, want %q", b.kv, err, b.want)
+		}
+	}
+}
+
+// Another model runs at the split its paper gives it unless model.tp or model.pp is set,
+// in either order; a model the paper does not list keeps the preset's split.
+func TestModelTakesThePapersSplit(t *testing.T) {
+	split := func(sets ...string) (int, int) {
+		t.Helper()
+		f, err := Get("neupims")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range sets {
+			if err := f.Set(kv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := Build(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.TP, cfg.PP
+	}
+	for _, c := range []struct {
+		sets   []string
+		tp, pp int
+	}{
+		{nil, 4, 1},
+		{[]string{"model.name=gpt3-30b"}, 4, 2}, // Table 3
+		{[]string{"model.name=gpt3-175b"}, 8, 4},
+		{[]string{"model.name=gpt3-175b", "model.tp=4"}, 4, 4},
+		{[]string{"model.pp=1", "model.name=gpt3-175b"}, 8, 1},
+		{[]string{"model.tp=2", "model.pp=2", "model.name=gpt3-30b"}, 2, 2},
+		{[]string{"model.name=gpt3-30b", "model.name=gpt3-7b"}, 4, 1},
+		{[]string{"model.name=llama2-7b"}, 4, 1}, // not in Table 3: the preset's own split
+	} {
+		if tp, pp := split(c.sets...); tp != c.tp || pp != c.pp {
+			t.Errorf("%v: tp %d, pp %d; want %d, %d", c.sets, tp, pp, c.tp, c.pp)
+		}
+	}
+	// Every preset whose paper names splits lists its own model at its own split, and the
+	// presets of a family agree on them.
+	byFamily := map[string][]Split{}
+	for _, n := range Names() {
+		f, err := Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Model.Split) == 0 {
+			continue
+		}
+		if prev, ok := byFamily[f.Family]; ok && fmt.Sprint(prev) != fmt.Sprint(f.Model.Split) {
+			t.Errorf("%s: split %v differs from its family's %v", n, f.Model.Split, prev)
+		}
+		byFamily[f.Family] = f.Model.Split
+	}
+	for _, fam := range []string{"neupims", "l3", "helios", "hermes"} {
+		if len(byFamily[fam]) == 0 {
+			t.Errorf("family %s names no split per model", fam)
 		}
 	}
 }

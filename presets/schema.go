@@ -34,6 +34,10 @@ type File struct {
 	Hermes      *HermesSec   `toml:"hermes" systems:"hermes"`
 	Offload     *OffloadSec  `toml:"offload" systems:"offload"`
 	Expect      []Expect     `toml:"expect"`
+
+	// tpSet and ppSet record model.tp and model.pp set by an override, which a later
+	// change of model keeps.
+	tpSet, ppSet bool
 }
 
 // ModelSec picks a catalogue model and how it is split over devices.
@@ -42,6 +46,26 @@ type ModelSec struct {
 	TP             int    `toml:"tp" min:"1" max:"64" doc:"tensor-parallel degree (devices per layer)"`
 	PP             int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree (layer groups)"`
 	PrecisionBytes int    `toml:"precision_bytes" min:"1" max:"4" doc:"bytes per weight and KV element (2 = FP16)"`
+	// Split is the paper's split per model: another model (--model, --set model.name)
+	// takes its split from here unless model.tp or model.pp is set too.
+	Split []Split `toml:"split" doc:"the paper's tp and pp per model"`
+}
+
+// Split is the tensor- and pipeline-parallel degrees a paper runs one model at.
+type Split struct {
+	Model string `toml:"model" doc:"model name from the catalogue"`
+	TP    int    `toml:"tp" min:"1" max:"64" doc:"tensor-parallel degree"`
+	PP    int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree"`
+}
+
+// splitOf is the paper's split of model, if the preset names one.
+func (m ModelSec) splitOf(model string) (Split, bool) {
+	for _, s := range m.Split {
+		if s.Model == model {
+			return s, true
+		}
+	}
+	return Split{}, false
 }
 
 // WorkSec is the request stream.
@@ -58,6 +82,7 @@ type WorkSec struct {
 	Seed      int64   `toml:"seed" min:"0" max:"9223372036854775807" doc:"random seed of the workload"`
 	Steps     int     `toml:"steps" min:"0" max:"100000000" doc:"stop after this many iterations (0: when every request is done)"`
 	Warmup    int     `toml:"warmup" min:"0" max:"100000000" doc:"iterations left out of the metrics"`
+	OpenAt    int     `toml:"open_at" min:"0" max:"100000000" doc:"the iteration the explorer opens at, where the regime of interest begins (0: the first); headless runs start at the first"`
 }
 
 // NPUSec is the NeuPIMs NPU.
@@ -131,30 +156,41 @@ type GPUSec struct {
 }
 
 // Expect is a paper result the preset is expected to reproduce: the ratio of this
-// preset's metric to the baseline preset's, averaged over a grid of conditions.
+// preset's metric to the baseline preset's, averaged over a grid of conditions, or the
+// metric's value itself. Each is measured as the paper measured it (Method) and scored by
+// the one rule of score.go.
 type Expect struct {
-	ID        string  `toml:"id" doc:"short name of the experiment"`
-	Claim     string  `toml:"claim" doc:"what the paper states"`
-	Source    string  `toml:"source" doc:"where the paper states it"`
-	Metric    string  `toml:"metric" enum:"throughput_tok_s,mean_batch" doc:"the compared metric"`
-	Versus    string  `toml:"versus" doc:"baseline preset"`
-	Ratio     float64 `toml:"ratio" min:"0" max:"1e6" doc:"the paper's ratio"`
-	Value     float64 `toml:"value" min:"0" max:"1e12" doc:"without versus: the paper's absolute value of the metric, averaged over the grid"`
-	Tolerance float64 `toml:"tolerance" min:"0" max:"10" doc:"relative tolerance on the ratio"`
-	Steps     int     `toml:"steps" min:"1" max:"100000" doc:"iterations per run, after warm-up"`
-	Warmup    int     `toml:"warmup" min:"0" max:"100000" doc:"warm-up iterations per run"`
-	Grid      Grid    `toml:"grid"`
-	// Reproduced says whether pimtui's mechanistic model reaches the paper's ratio within
-	// the tolerance; where it does not, Gap explains why, and the tests check that the
-	// declaration stays true either way.
-	Reproduced bool   `toml:"reproduced" doc:"whether pimtui reaches the ratio within the tolerance"`
-	Gap        string `toml:"gap" doc:"why the ratio is not reached, where it is not"`
+	ID     string  `toml:"id" doc:"short name of the experiment"`
+	Claim  string  `toml:"claim" doc:"what the paper states"`
+	Source string  `toml:"source" doc:"where the paper states it"`
+	Metric string  `toml:"metric" doc:"the compared metric: throughput_tok_s, mean_batch or utilization.GROUP"`
+	Versus string  `toml:"versus" doc:"baseline preset"`
+	Ratio  float64 `toml:"ratio" min:"0" max:"1e6" doc:"the paper's ratio"`
+	Value  float64 `toml:"value" min:"0" max:"1e12" doc:"without versus: the paper's absolute value of the metric, averaged over the grid"`
+	// Method is how the paper measured, and so how each grid point runs: "steady" warms a
+	// closed loop, its batch kept full, for Warmup iterations and measures the next Steps;
+	// "whole" serves Requests requests from the first admission to the last token and
+	// divides every output token by the whole time.
+	Method string `toml:"method" enum:"steady,whole" doc:"how the paper measured: steady (closed loop kept full, warm-up, then steps measured) or whole (every request end to end)"`
+	// MethodNote says where the paper (or its notes) states the method, or that it does not
+	// and which reading is the closest.
+	MethodNote string `toml:"method_note" doc:"where the paper states how it measured, or the closest reading where it does not"`
+	Steps      int    `toml:"steps" min:"0" max:"100000" doc:"steady: iterations measured after the warm-up"`
+	Warmup     int    `toml:"warmup" min:"0" max:"100000" doc:"steady: warm-up iterations, long enough for the mean live length to settle"`
+	Grid       Grid   `toml:"grid"`
+	// Reduced, when set, says how the grid is smaller than the paper's and why.
+	Reduced string `toml:"reduced" doc:"how the grid is smaller than the paper's, and why"`
+	// Reproduced says whether pimtui's mechanistic model reaches the paper's figure by the
+	// rule; where it does not, Gap explains why, and the tests check that the declaration
+	// stays true either way.
+	Reproduced bool   `toml:"reproduced" doc:"whether pimtui reaches the paper's figure by the rule"`
+	Gap        string `toml:"gap" doc:"why the paper's figure is not reached, where it is not: the mechanism or the missing fact, with numbers"`
 	// BestOf names further baseline presets: at each grid point the ratio is taken over
 	// the best (highest metric) of versus and these, as "speedup over the best baseline".
 	BestOf []string `toml:"best_of" doc:"further baselines; each grid point compares against the best of versus and these"`
 	Mean   string   `toml:"mean" doc:"how the ratios over the grid average: arithmetic (default) or geometric; max for an \"up to\" claim"`
-	// Requests is how many requests each run admits (0: batch × 20), for papers that fix it.
-	Requests int `toml:"requests" doc:"requests per run (0: batch × 20)"`
+	// Requests is how many requests each whole run serves (0: one batch).
+	Requests int `toml:"requests" doc:"whole: requests per run (0: one batch, as many as the grid's batch)"`
 }
 
 // Grid is the cross product of conditions an expectation averages over.

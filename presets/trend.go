@@ -12,7 +12,7 @@ import (
 type Trend struct {
 	Preset, Expect, Metric string
 	Model, Dataset         string
-	TP, PP                 int // 0: as each preset file says
+	TP, PP                 int // the split (the paper's for the model, or the grid's); 0: as each preset file says
 	Batches                []int
 	Series                 []TrendSeries
 }
@@ -38,6 +38,9 @@ func TrendPlan(name string) (Trend, bool, error) {
 			continue
 		}
 		t := Trend{Preset: name, Expect: e.ID, Metric: e.Metric, Model: e.Grid.Model[0], Dataset: datasetsOf(e, 0)[0], Batches: batchesOf(e, 0)}
+		if sp, ok := f.Model.splitOf(t.Model); ok {
+			t.TP, t.PP = sp.TP, sp.PP
+		}
 		if len(e.Grid.TP) > 0 {
 			t.TP = e.Grid.TP[0]
 		}
@@ -89,7 +92,7 @@ func MeasureTrend(t Trend) (Trend, error) {
 		wg.Go(func() {
 			for k := range work {
 				j := jobs[k]
-				p := gridPoint{t.Series[j.s].Preset, t.Model, t.Dataset, t.TP, t.PP, t.Batches[j.b], e.Steps, e.Warmup, t.Metric, e.Requests}
+				p := point(t.Series[j.s].Preset, e, t.Model, t.Dataset, t.TP, t.PP, t.Batches[j.b])
 				t.Series[j.s].Values[j.b], errs[k] = measure(p)
 			}
 		})

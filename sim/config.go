@@ -47,6 +47,10 @@ type Config struct {
 	LoLPIM    LoLPIMConfig // LoL-PIM family: multi-node AiM PIM, TP/PP, ITPP, DPA, ping-pong, GPU+PIM
 	L3        L3Config     // L3 family: GPUs + DIMM-PIM host memory, ranksets, sub-batch interleaving, and its baselines
 
+	// OpenAt is the iteration the explorer opens at, where the preset's regime of interest
+	// begins (StepTo); headless runs start at the first.
+	OpenAt int
+
 	// HistoryCap is how many past snapshots the engine keeps for stepping back (0: none).
 	HistoryCap int
 	// Recycle lets each Step reuse the previous snapshot's timeline buffers. Headless runs

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -22,6 +21,9 @@ type system interface {
 	grow(r *Request) bool
 	release(r *Request)
 	plan(s *Schedule, decode, prefill []*Request) []StageMark
+	// fit reports why a request of in input and out output tokens can never run, even
+	// alone in the empty system, with what to change; "" when it can.
+	fit(in, out int) string
 	// observe fills the snapshot's bank grid, KV map and utilisations from the schedule.
 	observe(snap *Snapshot, s *Schedule, running []*Request)
 	utilKeys() []string
@@ -59,13 +61,6 @@ type chunker interface {
 // wait for the next iteration, generating nothing.
 type decodeFetcher interface {
 	fetch(decode []*Request) []*Request
-}
-
-// batchCapper is implemented by a system whose batch is set by its memory (admission while
-// the KV fits, L3 §5.3): workload.batch is then only a cap, and a cap above what the memory
-// holds is not an error.
-type batchCapper interface {
-	batchIsCap() bool
 }
 
 // kvRefuser is implemented by a system whose admission may leave a candidate waiting for a
@@ -115,6 +110,9 @@ type Engine struct {
 	bubbleHint int
 	spare      *Schedule // reused when cfg.Recycle is set
 	preempted  int
+	checked    int  // requests New checked ahead for one that never fits
+	peakBatch  int  // most requests admitted at once
+	kvCapped   bool // admission once left a request waiting for KV space while the batch had room
 }
 
 // runStats accumulates the run's metrics after warm-up.
@@ -135,8 +133,9 @@ type runStats struct {
 // ErrDone is returned by Step once every request has completed or the step limit is hit.
 var ErrDone = errors.New("simulation finished")
 
-// New builds an engine from cfg. It checks that the system can hold the model and at least
-// one request of the workload's longest length, so a run can never wait forever.
+// New builds an engine from cfg. It checks that the system can hold the model and that
+// no request of the workload is too long to run alone in its empty memory (see
+// UnfitError), so a run can never wait forever.
 func New(cfg Config) (*Engine, error) {
 	mk, ok := systems[cfg.System]
 	if !ok {
@@ -159,71 +158,25 @@ func New(cfg Config) (*Engine, error) {
 	if w.Requests < 1 {
 		return nil, fmt.Errorf("requests must be at least 1, got %d", w.Requests)
 	}
-	if bc, ok := sys.(batchCapper); !ok || !bc.batchIsCap() {
-		if err := checkBatchFits(sys.pool(), cfg); err != nil {
-			return nil, err
-		}
+	checked, err := checkRequests(sys, *w)
+	if err != nil {
+		return nil, err
 	}
 	seed := w.Seed
 	e := &Engine{
-		cfg:   cfg,
-		sys:   sys,
-		gen:   newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
-		ppMul: Time(max(1, cfg.PP)),
+		cfg:     cfg,
+		sys:     sys,
+		gen:     newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
+		ppMul:   Time(max(1, cfg.PP)),
+		checked: checked,
 	}
 	e.stats.util = map[string]float64{}
 	e.stats.bubble = map[string]float64{}
 	e.stats.cause = map[string]Causes{}
-	e.refill()
+	if err := e.refill(); err != nil {
+		return nil, err
+	}
 	return e, nil
-}
-
-// checkBatchFits rejects a batch whose prompts alone, at the workload's mean input length,
-// need more KV blocks than the memory has: such a batch could never be reached.
-func checkBatchFits(p *kvPool, cfg Config) error {
-	w := cfg.Workload
-	mean := w.Dataset.InMean
-	if w.InputLen > 0 {
-		mean = float64(w.InputLen)
-	}
-	if w.Trace != nil {
-		sum := 0
-		for _, t := range w.Trace {
-			sum += t.InputLen
-		}
-		mean = float64(sum) / float64(len(w.Trace))
-	}
-	n := int(math.Ceil(mean)) + 1
-	per := p.longest(n)
-	reserve := 0
-	if p.full && p.reserveLen > n {
-		reserve = p.reserveLen
-	}
-	total := 0
-	for _, c := range p.capacity {
-		total += c
-	}
-	if per > 0 && w.MaxBatch > total/per {
-		return &BatchError{Batch: w.MaxBatch, Max: total / per, Blocks: w.MaxBatch * per, Capacity: total, MeanInput: mean, Reserve: reserve}
-	}
-	return nil
-}
-
-// BatchError is a batch the KV memory cannot hold even before any token is generated.
-type BatchError struct {
-	Batch, Max       int // the batch asked for and the largest that fits
-	Blocks, Capacity int
-	MeanInput        float64
-	Reserve          int // tokens every request reserves (a static maximum context), or 0
-}
-
-func (e *BatchError) Error() string {
-	if e.Reserve > 0 {
-		return fmt.Sprintf("batch %d needs %d KV blocks to reserve %d tokens for every request but the memory holds %d; lower the batch to at most %d",
-			e.Batch, e.Blocks, e.Reserve, e.Capacity, e.Max)
-	}
-	return fmt.Sprintf("batch %d needs %d KV blocks for its prompts alone (mean input %.0f tokens) but the memory holds %d; lower the batch to at most %d",
-		e.Batch, e.Blocks, e.MeanInput, e.Capacity, e.Max)
 }
 
 // Config returns the engine's configuration.
@@ -303,8 +256,9 @@ func (e *Engine) Step() (*Snapshot, error) {
 
 // refill creates requests until the next one has not arrived yet or the workload is
 // exhausted. Closed-loop requests all arrive at time 0, so the queue only ever needs as
-// many as the batch can take; they are created lazily to keep memory flat.
-func (e *Engine) refill() {
+// many as the batch can take; they are created lazily to keep memory flat. A request
+// New did not check ahead is refused here if it can never fit.
+func (e *Engine) refill() error {
 	w := e.cfg.Workload
 	for {
 		if e.nextReq == nil && e.created < w.Requests {
@@ -312,14 +266,19 @@ func (e *Engine) refill() {
 			if w.Arrival != ArrivalPoisson && w.Trace == nil {
 				arr = 0
 			}
+			if e.created >= e.checked {
+				if err := unfit(e.sys, e.created+1, in, out, e.gen.window); err != nil {
+					return err
+				}
+			}
 			e.nextReq = &Request{ID: e.created + 1, InputLen: in, OutputLen: out, Arrival: arr, Loc: -1, window: e.gen.window}
 			e.created++
 		}
 		if e.nextReq == nil || e.nextReq.Arrival > e.now {
-			return
+			return nil
 		}
 		if w.Arrival == ArrivalClosed && w.Trace == nil && len(e.queue) >= w.MaxBatch {
-			return
+			return nil
 		}
 		if rd, ok := e.sys.(readier); ok {
 			rd.arrive(e.nextReq)
@@ -354,10 +313,14 @@ func (e *Engine) readyCands(free int) ([]*Request, []int) {
 
 func (e *Engine) iterate() (*Snapshot, error) {
 	w := e.cfg.Workload
-	e.refill()
+	if err := e.refill(); err != nil {
+		return nil, err
+	}
 	if len(e.running) == 0 && len(e.queue) == 0 && e.nextReq != nil {
 		e.now = e.nextReq.Arrival
-		e.refill()
+		if err := e.refill(); err != nil {
+			return nil, err
+		}
 	}
 	_, disagg := e.sys.(readier)
 	if disagg && len(e.running) == 0 && len(e.queue) > 0 {
@@ -368,7 +331,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		}
 		if first > e.now {
 			e.now = first
-			e.refill()
+			if err := e.refill(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// Admission at the iteration boundary (Orca iteration-level scheduling). Prompts a
@@ -423,6 +388,8 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		clear(e.queue[len(kept):])
 		e.queue = kept
 	}
+	e.kvCapped = e.kvCapped || kvStall
+	e.peakBatch = max(e.peakBatch, len(e.running))
 	e.stats.queuePeak = max(e.stats.queuePeak, len(e.queue))
 	if len(e.running) == 0 {
 		if len(e.queue) > 0 {
@@ -638,4 +605,21 @@ func (e *Engine) requestRows() []RequestRow {
 		rows = append(rows, e.recent[i])
 	}
 	return rows
+}
+
+// StepTo steps until the next Step returns iteration n: the explorer opens a preset where
+// its regime of interest begins (Config.OpenAt). The iterations stepped over stay in the
+// history; when the run ends before n, the next Step replays its last iteration from the
+// history.
+func (e *Engine) StepTo(n int) error {
+	for e.step < n-1 {
+		if _, err := e.Step(); err != nil {
+			return err
+		}
+		if e.Done() {
+			e.Back()
+			return nil
+		}
+	}
+	return nil
 }

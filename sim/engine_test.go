@@ -333,7 +333,7 @@ func TestImpossibleConfigsAreErrors(t *testing.T) {
 	}
 	c = testNeuPIMs()
 	c.Workload.InputLen, c.Workload.OutputLen = 5_000_000, 1
-	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "one request of 5000001 tokens") {
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "request 1 (5000000 input + 1 output tokens) can never run") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -372,13 +372,114 @@ func TestMemoryBoundedOverLongRun(t *testing.T) {
 	}
 }
 
-func TestBatchBeyondMemoryIsAnError(t *testing.T) {
+// A batch is a cap: admission takes what the KV memory holds and the rest wait, and the
+// run says so; it never refuses the batch.
+func TestBatchBeyondMemoryIsACap(t *testing.T) {
 	c := testNeuPIMs()
 	c.Workload.MaxBatch = 60000
+	c.Workload.Requests = 60000
 	c.Workload.InputLen, c.Workload.OutputLen = 1000, 10
+	c.Workload.Steps = 3
+	e, err := New(c)
+	if err != nil {
+		t.Fatalf("a batch beyond memory refused: %v", err)
+	}
+	var s *Snapshot
+	for range 3 {
+		if s, err = e.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peak, byKV := e.BatchCap()
+	if !byKV || peak >= 60000 || peak < 1 || s.Batch != peak || s.Queue == 0 {
+		t.Fatalf("peak %d (by KV %v), batch %d, queue %d: want the KV memory to cap the batch and the rest to wait", peak, byKV, s.Batch, s.Queue)
+	}
+	if r := e.Result(); r.PeakBatch != peak || r.QueuePeak == 0 {
+		t.Fatalf("result: peak_batch %d, queue_peak %d", r.PeakBatch, r.QueuePeak)
+	}
+	for _, row := range s.Requests {
+		if row.Status == Waiting && row.Loc >= 0 {
+			t.Fatalf("waiting request %d has a KV location", row.ID)
+		}
+	}
+}
+
+// The one refusal: a request of the workload that cannot run alone in the empty memory,
+// named with its lengths, what it needs, what the memory holds and what to change; it is
+// found among the requests actually drawn, not from the dataset's longest possible one.
+func TestRequestThatNeverFitsIsRefused(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.InputLen, c.Workload.OutputLen = 40000, 10
 	_, err := New(c)
-	if err == nil || !strings.Contains(err.Error(), "batch 60000 needs") || !strings.Contains(err.Error(), "lower the batch to at most") {
+	var u *UnfitError
+	if !errors.As(err, &u) || u.ID != 1 || u.Input != 40000 {
 		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"request 1 (40000 input + 10 output tokens) can never run", "needs", "holds", "after GPT3-7B's weights", "raise model.tp"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	// A trace row that never fits is refused by its row number.
+	c = testNeuPIMs()
+	c.Workload.Trace = []TraceRequest{{0, 10, 10}, {0, 10, 10}, {0, 40000, 1}}
+	if _, err := New(c); !errors.As(err, &u) || u.ID != 3 {
+		t.Fatalf("trace: got %v", err)
+	}
+	// The dataset allows sequences the memory cannot hold, but none of these draws is one.
+	c = testNeuPIMs()
+	c.Workload.Dataset.OutMax, c.Workload.Dataset.MaxSeqLen = 1<<20, 0
+	c.Workload.Requests = 50
+	if _, err := New(c); err != nil {
+		t.Fatalf("refused for a length the dataset allows but no request has: %v", err)
+	}
+}
+
+// A request the engine did not check ahead is refused when it is drawn.
+func TestUnfitRequestBeyondThePrescanIsRefusedWhenDrawn(t *testing.T) {
+	defer func(n int) { prescan = n }(prescan)
+	prescan = 1
+	c := testNeuPIMs()
+	c.Workload.Arrival = ArrivalPoisson
+	c.Workload.Trace = []TraceRequest{{0, 10, 2}, {FromSeconds(1), 10, 2}, {FromSeconds(2), 40000, 1}}
+	e, err := New(c)
+	if err != nil {
+		t.Fatalf("refused before the run: %v", err)
+	}
+	var u *UnfitError
+	for range 5 {
+		if _, err = e.Step(); err != nil {
+			break
+		}
+	}
+	if !errors.As(err, &u) || u.ID != 3 {
+		t.Fatalf("got %v, want request 3 refused when drawn", err)
+	}
+}
+
+// StepTo leaves the engine where the next step is the one asked for, the iterations
+// before it in the history, and stops quietly at the end of a run.
+func TestStepTo(t *testing.T) {
+	c := testNeuPIMs()
+	c.HistoryCap = 8
+	c.Workload.Requests, c.Workload.MaxBatch = 20, 8
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StepTo(30); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.Step()
+	if err != nil || s.Step != 30 || len(e.History()) != 8 {
+		t.Fatalf("step %v, history %d, err %v", s, len(e.History()), err)
+	}
+	if err := e.StepTo(1 << 30); err != nil || e.Done() {
+		t.Fatalf("past the end: %v, done %v", err, e.Done())
+	}
+	last, err := e.Step()
+	if err != nil || !e.Done() || last.Done != c.Workload.Requests {
+		t.Fatalf("after StepTo past the end, the next step is %v (err %v), done %v; want the run's last iteration", last, err, e.Done())
 	}
 }
 

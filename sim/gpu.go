@@ -61,11 +61,16 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 	s.blk /= 2
 	s.kv.capacity[0] *= 2
 	s.kv.full = c.Workload.KVPolicy == KVReserve
-	if need := s.kv.longest(maxSeqLen(c)); need > s.kv.capacity[0] {
-		return nil, fmt.Errorf("one request of %d tokens needs %.1f GB of KV cache but a %s has %.1f GB left after the weights",
-			maxSeqLen(c), float64(need)*s.blk/1e9, g.Display, free/1e9)
-	}
 	return s, nil
+}
+
+func (g *gpuSystem) fit(in, out int) string {
+	need, have, ok := g.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("its KV cache needs %.1f GB but a %s has %.1f GB left after %s's weights at tp %d, pp %d; shorten the sequences, raise model.tp or pick a larger GPU",
+		float64(need)*g.blk/1e9, g.cfg.GPU.Display, float64(have)*g.blk/1e9, g.cfg.Model.Display, g.sh.TP, g.sh.PP)
 }
 
 func (g *gpuSystem) lanes() []Lane        { return g.lane }

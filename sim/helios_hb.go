@@ -131,26 +131,10 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 		capBlocks = kvc.CapacityTokensPerPE * heads / b
 	}
 	ctx := c.contextTokens()
-	if kvc.Alloc == AllocStaticModule && ctx < maxSeqLen(c) {
-		return nil, fmt.Errorf("the static reservation of %d tokens is shorter than the longest sequence of the workload (%d tokens); raise kvcache.context_tokens or set it to 0", ctx, maxSeqLen(c))
-	}
 	s.kv = newHeliosKV(kvc.Alloc, s.pes, s.m, capBlocks, b, kvh, group, ctx, kvc.TieTolerance)
-	longest := ceilDiv(maxSeqLen(c), b)
-	need := longest
-	if kvc.Alloc == AllocStaticModule {
-		need = heads * group * s.kv.reserve
-		if s.kv.reserve > capBlocks {
-			return nil, fmt.Errorf("one request's reservation of %d tokens needs %d blocks on each PE of its module but a PE holds %d blocks of KV after the weights; shorten the context or raise tp",
-				ctx, s.kv.reserve, capBlocks)
-		}
-	}
-	if need > capBlocks*s.pes {
-		return nil, fmt.Errorf("one request of %d tokens needs %d KV blocks but the device holds %d after the weights; shorten the sequences or raise tp",
-			maxSeqLen(c), need, capBlocks*s.pes)
-	}
-	// The engine's pool only checks that a batch's prompts fit the memory at all; the
-	// static policy's reservations are an admission rule on top, so requests can wait
-	// while the memory has room (HeLioS Fig. 4).
+	// The pool mirrors the blocks taken for the views; the static policy's reservations
+	// are an admission rule on top, so requests can wait while the memory has room
+	// (HeLioS Fig. 4).
 	s.pl = newKVPool(s.pes, capBlocks, func(n int) (int, int) { return heads * ceilDiv(n, b), 0 })
 
 	// KV reads: a block's slice of one layer spread over the PE's banks (tiled), or a
@@ -209,6 +193,10 @@ func (s *hbSystem) arrive(r *Request) {
 	if s.pre != nil {
 		r.ready = s.pre.schedule(r, r.Arrival)
 	}
+}
+
+func (s *hbSystem) fit(in, out int) string {
+	return s.kv.fit(in, out, "PE", s.cfg.Model.Display, s.sh.TP)
 }
 
 func (s *hbSystem) admit(cands, _ []*Request) []bool {

@@ -42,6 +42,7 @@ type heliosKV struct {
 	// static
 	group    int     // locations per module
 	next     int     // the module the next (request, head) pair goes to
+	context  int     // tokens a request reserves
 	reserve  int     // blocks each location of a module reserves per (request, head)
 	modTok   []int64 // tokens per module summed over its (request, head) pairs
 	modPE    [][]int // locations of each module
@@ -77,7 +78,7 @@ func newHeliosKV(policy string, locs, side, capacity, b, kvh, group, context, to
 		}
 	}
 	if policy == AllocStaticModule {
-		k.group = max(1, group)
+		k.group, k.context = max(1, group), context
 		k.reserve = ceilDiv(context, k.group*b)
 		k.modTok = make([]int64, locs/k.group)
 		k.modPE = modules(locs, side, k.group)
@@ -274,6 +275,30 @@ func (k *heliosKV) setLast(p, d int) {
 	k.nlast[p] += d
 	k.cntX[k.clsX[p]] += d
 	k.cntY[k.row(p)][k.clsY[p]] += d
+}
+
+// fit says why a request of in input and out output tokens can never run alone in the
+// empty locations (each a loc, e.g. a PE), or "". A static reservation must cover the
+// request and the heads spread over the modules must fit a location; blocks must fit the
+// free locations together, the prompt within admission's watermark.
+func (k *heliosKV) fit(in, out int, loc, model string, tp int) string {
+	if k.policy == AllocStaticModule {
+		if in+out > k.context {
+			return fmt.Sprintf("the static reservation of %d tokens is shorter; raise kvcache.context_tokens or set it to 0 (the workload's longest sequence)", k.context)
+		}
+		mods := len(k.modPE)
+		if per := ceilDiv(k.heads, mods) * k.reserve; per > k.capacity {
+			return fmt.Sprintf("its reservation of %d tokens per KV head needs %d KV blocks on each %s of a module but a %s holds %d after %s's weights at tp %d; shorten the context or raise model.tp",
+				k.context, per, loc, loc, k.capacity, model, tp)
+		}
+		return ""
+	}
+	all := k.locs * k.capacity
+	if need := ceilDiv(in+out, k.b); need > all || ceilDiv(in, k.b) > all-k.watermrk {
+		return fmt.Sprintf("it needs %d KV blocks of %d tokens but the empty %ss hold %d after %s's weights at tp %d; shorten the sequences or raise model.tp",
+			need, k.b, loc, all, model, tp)
+	}
+	return ""
 }
 
 // admit places r's current sequence, or reports false and takes nothing. Block policies

@@ -99,20 +99,8 @@ func newNMPSystem(c *Config) (*nmpSystem, error) {
 	if kvc.CapacityTokensPerPE > 0 {
 		capBlocks = kvc.CapacityTokensPerPE * heads / b
 	}
-	ctx := c.contextTokens()
-	if s.nmp && ctx < maxSeqLen(c) {
-		return nil, fmt.Errorf("the static reservation of %d tokens is shorter than the longest sequence of the workload (%d tokens); raise kvcache.context_tokens or set it to 0", ctx, maxSeqLen(c))
-	}
-	s.kv = newHeliosKV(policy, locs, 0, capBlocks, b, kvh, 1, ctx, 0)
-	need := ceilDiv(maxSeqLen(c), b)
-	if s.nmp {
-		need = s.kv.reserve
-	}
-	if need > capBlocks {
-		return nil, fmt.Errorf("one request of %d tokens needs %s of KV cache in one %s but it holds %s after the weights; shorten the sequences or raise tp",
-			maxSeqLen(c), byteSize(float64(need)*s.blk), s.kvLocKind(), byteSize(float64(capBlocks)*s.blk))
-	}
-	// the pool checks that a batch's prompts fit at all; reservations are an admission rule
+	s.kv = newHeliosKV(policy, locs, 0, capBlocks, b, kvh, 1, c.contextTokens(), 0)
+	// the pool mirrors the blocks taken for the views; reservations are an admission rule
 	s.pl = newKVPool(locs, capBlocks, func(l int) (int, int) { return heads * ceilDiv(l, b), 0 })
 
 	s.lane = []Lane{{Name: "GPU", Group: "gpu"}}
@@ -163,6 +151,10 @@ func (s *nmpSystem) arrive(r *Request) {
 	if s.pre != nil {
 		r.ready = s.pre.schedule(r, r.Arrival)
 	}
+}
+
+func (s *nmpSystem) fit(in, out int) string {
+	return s.kv.fit(in, out, s.kvLocKind(), s.cfg.Model.Display, s.sh.TP)
 }
 
 func (s *nmpSystem) admit(cands, _ []*Request) []bool {

@@ -231,10 +231,6 @@ func newHermes(c *Config) (*hermes, error) {
 		return k, k
 	})
 	h.kv.full = c.Workload.KVPolicy == KVReserve
-	if need := h.kv.longest(maxSeqLen(c)); need > h.kv.capacity[0] {
-		return nil, fmt.Errorf("one request of %d tokens needs %.1f GB of KV cache but the DIMMs have %.1f GB left after the weights",
-			maxSeqLen(c), float64(need)*h.kvBlk/1e9, float64(h.kv.capacity[0])*h.kvBlk/1e9)
-	}
 	h.homeBytes = make([]float64, h.J)
 	h.coldBytes = make([]float64, h.J)
 	h.homeFlops = make([]float64, h.J)
@@ -286,6 +282,19 @@ func (h *hermes) utilKeys() []string {
 		return []string{"gpu", "gpu_bandwidth", "host", "pcie"}
 	}
 	return []string{"gpu", "gpu_bandwidth", "ndp", "ndp_bandwidth", "pcie", "link"}
+}
+
+func (h *hermes) fit(in, out int) string {
+	need, have, ok := h.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	where := "DIMMs"
+	if h.host {
+		where = "host memory"
+	}
+	return fmt.Sprintf("its KV cache needs %.1f GB but the %s have %.1f GB left after the weights; shorten the sequences",
+		float64(need)*h.kvBlk/1e9, where, float64(have)*h.kvBlk/1e9)
 }
 
 func (h *hermes) admit(cands, _ []*Request) []bool {

@@ -51,6 +51,7 @@ type offload struct {
 	kv       *kvPool
 	kvBlk    float64
 	budget   float64 // GPU bytes for weights (and FlexGen's copy buffers) after KV, LM head, predictors
+	kvRoom   float64 // GPU memory beside the LM head (and Deja Vu's predictors), for weights and KV
 	dma      float64 // pinned host-to-GPU bytes/s
 	host     float64 // host memory bytes/s
 	lat      Time    // per copy
@@ -133,21 +134,26 @@ func newOffload(c *Config) (*offload, error) {
 	}
 	o.layerB = sh.LayerParams() * prec
 	lm := float64(sh.Vocab) * float64(sh.DModel) * prec
-	// The KV cache of the whole batch at its longest stays in GPU memory.
+	if lm > p.GPUWeightGB*1e9 {
+		return nil, fmt.Errorf("%s's LM head (%.1f GB) does not fit in the %.1f GB of %s memory for weights and KV; raise platform.gpu_weight_gb",
+			c.Model.Display, lm/1e9, p.GPUWeightGB, p.GPUDisplay)
+	}
+	// The KV cache of the batch at the workload's longest sequence stays in GPU memory, as
+	// many requests as the memory beside the LM head holds, up to the batch; the rest of
+	// the memory holds weights.
 	perTok := sh.KVBytesPerToken()
 	o.kvBlk = float64(hermesKVBlockTokens) * perTok / 2
-	kvReserve := float64(max(1, c.Workload.MaxBatch)) * float64(maxSeqLen(c)) * perTok
-	o.budget = p.GPUWeightGB*1e9 - kvReserve - lm
+	perReq := float64(maxSeqLen(c)) * perTok
+	o.kvRoom = p.GPUWeightGB*1e9 - lm
 	if op.Framework == OffloadDejaVu {
 		// one predictor per sparse block: Linear(d, 1000) then Linear(1000, neurons)
 		d := float64(sh.DModel)
 		o.predB = float64(sh.Layers) * (d*1000 + 1000*d + d*1000 + 1000*float64(sh.DFFN)) * prec
-		o.budget -= o.predB
+		o.kvRoom -= o.predB
 	}
-	if o.budget < 0 {
-		return nil, fmt.Errorf("%s's LM head (%.1f GB), the KV cache of %d requests of %d tokens (%.1f GB) and %s's own weights (%.1f GB) do not fit in the %.1f GB of %s memory for weights and KV; lower the batch",
-			c.Model.Display, lm/1e9, c.Workload.MaxBatch, maxSeqLen(c), kvReserve/1e9, op.Framework, o.predB/1e9, p.GPUWeightGB, p.GPUDisplay)
-	}
+	n := min(max(1, c.Workload.MaxBatch), max(0, int(o.kvRoom/perReq)))
+	kvReserve := float64(n) * perReq
+	o.budget = max(0, o.kvRoom-kvReserve)
 	o.kv = newKVPool(1, 2*int(kvReserve/(2*o.kvBlk))+2, func(n int) (int, int) {
 		k := ceilDiv(n, hermesKVBlockTokens)
 		return k, k
@@ -267,6 +273,15 @@ func (o *offload) utilKeys() []string {
 		return []string{"gpu", "gpu_bandwidth", "pcie", "host"}
 	}
 	return []string{"gpu", "gpu_bandwidth", "pcie"}
+}
+
+func (o *offload) fit(in, out int) string {
+	need, _, ok := o.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("its KV cache needs %.1f GB but %s has %.1f GB beside %s's LM head for weights and KV; shorten the sequences or raise platform.gpu_weight_gb",
+		float64(need)*o.kvBlk/1e9, o.hc.Platform.GPUDisplay, o.kvRoom/1e9, o.cfg.Model.Display)
 }
 
 func (o *offload) admit(cands, _ []*Request) []bool {

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strconv"
 )
 
@@ -39,7 +38,9 @@ type l3 struct {
 	laneH2D, laneD2H       int // -1 without host links
 	kv                     *kvPool
 	blkBytes               float64
-	maxModelLen            int // GPU-resident KV: the longest sequence a replica holds
+	maxModelLen            int     // GPU-resident KV: the longest sequence a replica holds
+	gpuFreeGB              float64 // GPU-resident KV: what a replica's GPUs have left after the weights
+	hostBlkBytes           float64 // CPU offload: bytes of a KV block in host memory
 	reqs                   map[*Request]*l3Req
 	nextOff                int
 	it                     l3Iter
@@ -242,14 +243,6 @@ func (p *l3) newPools(gpuFree float64) error {
 			k := per * ceilDiv(n, banks)
 			return k, k
 		})
-		// The run's own longest request must fit: the dataset's cap (OpenR1's 128K tokens,
-		// an assumption) would refuse the small hosts of the scalability study (§6.2) for
-		// requests the run never draws.
-		longest, id := longestRequest(c, (*Request).FinalLen)
-		if need := p.kv.longest(longest); need > capBlocks {
-			return fmt.Errorf("request %d reaches %d tokens and then needs %.2f GB of KV on its busiest rank but a rank holds %.2f GB (%.0f GiB over %d ranks); raise l3.host.capacity_gib or shorten the sequences",
-				id, longest, float64(need)*p.blkBytes/1e9, lc.Host.RankBytes()/1e9, lc.Host.CapacityGiB, lc.Host.Ranks())
-		}
 	default:
 		// A block is bt tokens of one layer, K or V, of the heads one GPU holds.
 		p.blkBytes = float64(bt * sh.KVEmbedDev() * sh.Precision)
@@ -262,84 +255,51 @@ func (p *l3) newPools(gpuFree float64) error {
 			k := L * ceilDiv(n, bt)
 			return k, k
 		})
+		p.gpuFreeGB = gpuFree * float64(sh.TP) / 1e9
 		limit := capBlocks
 		if c.Workload.KVPolicy != KVReserve {
 			limit -= capBlocks / 100
 		}
 		p.maxModelLen = limit / (2 * L) * bt
 		if lc.Attention == L3AttnCPU {
-			hostBlocks := int(lc.Host.CapacityBytes() / float64(bt*sh.KVHeads*sh.HeadDim*sh.Precision))
-			p.kv.capacity[p.dp] = hostBlocks
-			if need := p.kv.longest(maxSeqLen(c)); need > hostBlocks {
-				return fmt.Errorf("one request of up to %d tokens needs %.1f GB of KV but the host holds %.1f GB; raise l3.host.capacity_gib",
-					maxSeqLen(c), float64(need)*float64(bt*sh.KVHeads*sh.HeadDim*sh.Precision)/1e9, lc.Host.CapacityBytes()/1e9)
-			}
-			return nil
-		}
-		if longest, id := longestPrompt(c); longest > p.maxModelLen {
-			return &OutOfMemoryError{Model: c.Model.Display, Request: id, Prompt: longest, MaxTokens: p.maxModelLen,
-				FreeGB: gpuFree * float64(sh.TP) / 1e9, TP: sh.TP, Replicas: p.dp}
+			p.hostBlkBytes = float64(bt * sh.KVHeads * sh.HeadDim * sh.Precision)
+			p.kv.capacity[p.dp] = int(lc.Host.CapacityBytes() / p.hostBlkBytes)
 		}
 	}
 	return nil
 }
 
-// OutOfMemoryError is a GPU-memory system that cannot serve the workload: one prompt does
-// not fit the KV memory a data-parallel replica has left after the weights, so, like
-// vLLM refusing a max_model_len its KV cache cannot hold, the server cannot start.
-type OutOfMemoryError struct {
-	Model           string
-	Request, Prompt int
-	MaxTokens       int
-	FreeGB          float64
-	TP, Replicas    int
-}
-
-func (e *OutOfMemoryError) Error() string {
-	return fmt.Sprintf("out of memory: request %d has a %d-token prompt but each of the %d replicas (%d GPUs) holds the KV of at most %d tokens of %s in the %.1f GB its GPUs have left after the weights; keep the KV in host memory (l3), raise model.tp or shorten the prompts",
-		e.Request, e.Prompt, e.Replicas, e.TP, e.MaxTokens, e.Model, e.FreeGB)
-}
-
-// longestRequest is the largest size over the requests the run will serve, and that
-// request's id: the trace's rows, or the seeded generator's draws replayed.
-func longestRequest(c *Config, size func(r *Request) int) (int, int) {
-	w := c.Workload
-	best, id := 0, 0
-	if w.Trace != nil {
-		n := w.Requests
-		if n <= 0 || n > len(w.Trace) {
-			n = len(w.Trace)
+// fit: host KV must hold the request on its busiest rank; the CPU-offload baseline holds
+// it in GPU memory or the host; the GPU-resident baselines end a sequence where a
+// replica's KV memory ends, as vLLM ends it at max_model_len (truncate), so only a prompt
+// longer than that can never run.
+func (p *l3) fit(in, out int) string {
+	lc, sh := p.lc, p.sh
+	switch {
+	case lc.hostKV():
+		need, have, ok := p.kv.alone(in, out)
+		if ok {
+			return ""
 		}
-		for i := range n {
-			if s := size(&Request{InputLen: w.Trace[i].InputLen, OutputLen: w.Trace[i].OutputLen}); s > best {
-				best, id = s, i+1
-			}
+		return fmt.Sprintf("its KV cache needs %.2f GB on its busiest rank but a rank holds %.2f GB (%.0f GiB over %d ranks); raise l3.host.capacity_gib or shorten the sequences",
+			float64(need)*p.blkBytes/1e9, float64(have)*p.blkBytes/1e9, lc.Host.CapacityGiB, lc.Host.Ranks())
+	case lc.Attention == L3AttnCPU:
+		need, _, ok := p.kv.alone(in, out)
+		if ok {
+			return ""
 		}
-		return best, id
+		return fmt.Sprintf("its KV cache needs %.1f GB but the host holds %.1f GB; raise l3.host.capacity_gib or shorten the sequences",
+			float64(need)*p.hostBlkBytes/1e9, lc.Host.CapacityBytes()/1e9)
+	case in > p.maxModelLen:
+		return fmt.Sprintf("out of memory: each of the %d replicas (%d GPUs) holds the KV of at most %d tokens of %s in the %.1f GB its GPUs have left after the weights; keep the KV in host memory (l3), raise model.tp or shorten the prompts",
+			p.dp, sh.TP, p.maxModelLen, p.cfg.Model.Display, p.gpuFreeGB)
 	}
-	g := newGenerator(w, rand.New(rand.NewPCG(w.Seed, w.Seed^0x9e3779b97f4a7c15)))
-	if w.InputLen > 0 && w.OutputLen > 0 {
-		_, in, out := g.request()
-		return size(&Request{InputLen: in, OutputLen: out, window: g.window}), 1
-	}
-	for i := range w.Requests {
-		_, in, out := g.request()
-		if s := size(&Request{InputLen: in, OutputLen: out, window: g.window}); s > best {
-			best, id = s, i+1
-		}
-	}
-	return best, id
-}
-
-// longestPrompt is the longest input of the requests the run will serve, and its id.
-func longestPrompt(c *Config) (int, int) {
-	return longestRequest(c, func(r *Request) int { return r.InputLen })
+	return ""
 }
 
 func (p *l3) lanes() []Lane        { return p.lane }
 func (p *l3) layers() int          { return p.sh.Layers }
 func (p *l3) pool() *kvPool        { return p.kv }
-func (p *l3) batchIsCap() bool     { return true }
 func (p *l3) grow(r *Request) bool { return p.kv.grow(r) }
 
 func (p *l3) release(r *Request) {

@@ -399,12 +399,16 @@ func TestGPUOnlyOutOfMemory(t *testing.T) {
 	c.L3.Attention, c.L3.Scheduler, c.L3.SubBatches = L3AttnGPU, L3SchedPrefillFirst, 1
 	c.Workload.InputLen, c.Workload.OutputLen = 20000, 10
 	_, err := New(c)
-	var oom *OutOfMemoryError
-	if !errors.As(err, &oom) || !strings.Contains(err.Error(), "out of memory: request 1 has a 20000-token prompt") ||
+	var oom *UnfitError
+	if !errors.As(err, &oom) || !strings.Contains(err.Error(), "request 1 (20000 input + 10 output tokens) can never run: out of memory") ||
 		!strings.Contains(err.Error(), "each of the 4 replicas (2 GPUs)") {
 		t.Fatalf("got %v", err)
 	}
-	checkNear(t, "replica KV tokens", float64(oom.MaxTokens), 0.99*(2*80*(1<<30)-2*l3OPT66BWeights())/2359296, 0.01)
+	sys, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNear(t, "replica KV tokens", float64(sys.maxModelLen), 0.99*(2*80*(1<<30)-2*l3OPT66BWeights())/2359296, 0.01)
 	// The same prompts fit the host DIMMs of L3.
 	c.L3.Attention, c.L3.Scheduler, c.L3.SubBatches = L3AttnBankPIM, L3SchedAdaptive, 2
 	if _, err := New(c); err != nil {

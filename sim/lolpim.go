@@ -372,9 +372,6 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 		if c.StaticMaxCtx < 1 {
 			return nil, fmt.Errorf("static memory needs lolpim.static_max_ctx ≥ 1, got %d", c.StaticMaxCtx)
 		}
-		if ms := maxSeqLen(cfg); ms > c.StaticMaxCtx {
-			return nil, fmt.Errorf("requests reach %d tokens but static memory reserves lolpim.static_max_ctx=%d per request; raise it to at least %d or shorten the requests", ms, c.StaticMaxCtx, ms)
-		}
 		p.kv.full = true
 		p.kv.reserveLen = c.StaticMaxCtx
 		k, v := p.chunks(c.StaticMaxCtx)
@@ -384,14 +381,6 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 		for i := range p.free {
 			p.free[i] = int32(p.chunkCap - 1 - i)
 		}
-	}
-	if need := p.kv.longest(maxSeqLen(cfg)); need > p.chunkCap {
-		what := fmt.Sprintf("one request of %d tokens", maxSeqLen(cfg))
-		if c.Memory == MemoryStatic {
-			what = fmt.Sprintf("one static reservation of %d tokens", c.StaticMaxCtx)
-		}
-		return nil, fmt.Errorf("%s needs %d KV chunks on every module but only %d are free after the weights (%d of %d row-indices); use more nodes (lolpim.nodes) or shorter requests",
-			what, need, p.chunkCap, p.weightRows, c.RowsPerBank)
 	}
 
 	// Lanes: each pipeline stage has its dot-product units, its data transfers, its hub EPU
@@ -558,14 +547,36 @@ func (p *lolpim) handoff(v float64, s int) float64 {
 }
 
 func (p *lolpim) lanes() []Lane { return p.lane }
-func (p *lolpim) layers() int   { return p.m.Layers }
-func (p *lolpim) pool() *kvPool { return p.kv }
+
+// split: TP over modules, PP over stages (lolpim.tp, lolpim.pp), not model.tp/pp.
+func (p *lolpim) split() (tp, pp int) { return p.tp, p.pp }
+func (p *lolpim) layers() int         { return p.m.Layers }
+func (p *lolpim) pool() *kvPool       { return p.kv }
 
 func (p *lolpim) utilKeys() []string {
 	if p.c.XPU {
 		return []string{"pim", "io", "gpu"}
 	}
 	return []string{"pim", "io"}
+}
+
+// fit: under static memory every request reserves the model's context, which must cover
+// it; under either memory its chunks must fit every module (each holds its share).
+func (p *lolpim) fit(in, out int) string {
+	c := p.c
+	if c.Memory == MemoryStatic && in+out > c.StaticMaxCtx {
+		return fmt.Sprintf("static memory reserves lolpim.static_max_ctx=%d tokens per request; raise it to at least %d or shorten the requests", c.StaticMaxCtx, in+out)
+	}
+	need, _, ok := p.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	what := "its KV cache"
+	if c.Memory == MemoryStatic {
+		what = fmt.Sprintf("its static reservation of %d tokens", c.StaticMaxCtx)
+	}
+	return fmt.Sprintf("%s needs %d KV chunks on every module but only %d are free after the weights (%d of %d row-indices); use more nodes (lolpim.nodes) or shorter requests",
+		what, need, p.chunkCap, p.weightRows, c.RowsPerBank)
 }
 
 func (p *lolpim) admit(cands, _ []*Request) []bool {

@@ -86,10 +86,6 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 		})
 	}
 	n.kv.full = c.Workload.KVPolicy == KVReserve
-	if need, have := n.kv.longest(maxSeqLen(c)), n.kv.capacity[0]; need > have {
-		return nil, fmt.Errorf("one request of %d tokens needs %d KV blocks but a %s holds %d after the weights; shorten the sequences or raise tp/pp",
-			maxSeqLen(c), need, n.kvLocKind(), have)
-	}
 	n.load = make([]int64, m.Channels)
 	return n, nil
 }
@@ -115,6 +111,17 @@ func maxSeqLen(c *Config) int {
 		return min(in+out, ms)
 	}
 	return in + out
+}
+
+// fit: a request's KV cache lives in one PIM channel (NeuPIMs §5.1), or in the
+// device's HBM without PIM.
+func (n *neupims) fit(in, out int) string {
+	need, have, ok := n.kv.alone(in, out)
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("its KV cache needs %d blocks but an empty %s holds %d after %s's weights at tp %d, pp %d; shorten the sequences or raise model.tp or model.pp",
+		need, n.kvLocKind(), have, n.cfg.Model.Display, n.sh.TP, n.sh.PP)
 }
 
 func (n *neupims) kvLocKind() string {

@@ -8,8 +8,11 @@ type Result struct {
 	System            string             `json:"system"`
 	Model             string             `json:"model"`
 	Dataset           string             `json:"dataset"`
+	TP                int                `json:"tp"`
+	PP                int                `json:"pp"`
 	Seed              uint64             `json:"seed"`
 	MaxBatch          int                `json:"max_batch"`
+	PeakBatch         int                `json:"peak_batch"`
 	Requests          int                `json:"requests"`
 	Iterations        int                `json:"iterations"`
 	SimTimeS          float64            `json:"sim_time_s"`
@@ -66,7 +69,7 @@ func (e *Engine) Result() Result {
 	c := e.cfg
 	r := Result{
 		Preset: c.Preset, System: c.System, Model: c.Model.Name, Dataset: c.Workload.Dataset.Name,
-		Seed: c.Workload.Seed, MaxBatch: c.Workload.MaxBatch, Requests: c.Workload.Requests,
+		Seed: c.Workload.Seed, MaxBatch: c.Workload.MaxBatch, PeakBatch: e.peakBatch, Requests: c.Workload.Requests,
 		Iterations: e.step, SimTimeS: e.now.Seconds(), RequestsCompleted: e.done, Preemptions: e.preempted, TokensGenerated: st.tokens,
 		IterationMS: Dist3{Mean: st.iter.mean().Milliseconds(), P50: st.iter.quantile(0.5).Milliseconds(), P99: st.iter.quantile(0.99).Milliseconds()},
 		TBTMS:       Dist2{P50: st.tbt.quantile(0.5).Milliseconds(), P99: st.tbt.quantile(0.99).Milliseconds()},
@@ -76,6 +79,7 @@ func (e *Engine) Result() Result {
 		Utilization: map[string]float64{}, BubbleFraction: map[string]float64{},
 		KV: KVSummary{PeakBlocksUsed: st.kvPeakUsed, PeakFragmentation: st.kvPeakFrag, PeakUtilization: st.kvPeakUtil},
 	}
+	r.TP, r.PP = e.Split()
 	if c.Workload.InputLen > 0 || c.Workload.OutputLen > 0 {
 		r.Dataset = "fixed"
 	}
@@ -119,3 +123,23 @@ func (e *Engine) Result() Result {
 	}
 	return r
 }
+
+// splitter is implemented by a system that splits the model over its devices by its own
+// settings rather than model.tp and model.pp (LoL-PIM's modules).
+type splitter interface {
+	split() (tp, pp int)
+}
+
+// Split is the model's parallel split over the system's devices: tensor-parallel degree
+// and pipeline stages.
+func (e *Engine) Split() (tp, pp int) {
+	if s, ok := e.sys.(splitter); ok {
+		return s.split()
+	}
+	return max(1, e.cfg.TP), max(1, e.cfg.PP)
+}
+
+// BatchCap reports the most requests the run admitted at once, and whether admission
+// ever left a request waiting for KV space while the batch had room: the batch was then
+// capped by the KV memory, not by workload.batch.
+func (e *Engine) BatchCap() (peak int, byKV bool) { return e.peakBatch, e.kvCapped }

@@ -190,6 +190,9 @@ func (m *Model) build() tea.Cmd {
 	seq, cfg := m.loadSeq, m.cfg
 	return func() tea.Msg {
 		e, err := sim.New(cfg)
+		if err == nil {
+			err = e.StepTo(cfg.OpenAt)
+		}
 		return loadedMsg{seq: seq, first: true, cfg: cfg, eng: e, err: err}
 	}
 }
@@ -246,6 +249,9 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 		cfg.HistoryCap = historyCap
 		cfg.Recycle = false
 		e, err := sim.New(cfg)
+		if err == nil {
+			err = e.StepTo(cfg.OpenAt)
+		}
 		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
 	}
 }

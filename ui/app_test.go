@@ -727,3 +727,31 @@ func TestMessageLog(t *testing.T) {
 		t.Fatal("a key should close the log without acting")
 	}
 }
+
+// A preset whose regime of interest comes late opens there (workload.open_at), and a
+// reset goes back there; the iterations before it stay in the history.
+func TestOpensAtThePresetsIteration(t *testing.T) {
+	cfg, err := smallConfig("neupims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OpenAt = 40
+	d := startDriver(t, cfg, testOptions(t), 160, 48)
+	if d.m.snap == nil || d.m.snap.Step != 40 {
+		t.Fatal("did not open at iteration 40")
+	}
+	d.keys("b")
+	if d.m.snap.Step != 39 {
+		t.Fatalf("stepped back to %d, want 39", d.m.snap.Step)
+	}
+	d.keys("n", "n", "r")
+	if d.m.snap.Step != 40 {
+		t.Fatalf("reset to %d, want iteration 40", d.m.snap.Step)
+	}
+	// A run that ends first opens on its last iteration.
+	cfg.Workload.Steps = 10
+	d = startDriver(t, cfg, testOptions(t), 160, 48)
+	if d.m.snap == nil || d.m.snap.Step != 10 {
+		t.Fatal("a run of 10 iterations did not open on its last")
+	}
+}

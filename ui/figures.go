@@ -16,7 +16,7 @@ type Figure struct {
 	Paper, Measured  float64
 	Versus           string // the baseline of a ratio; "" for an absolute value in Unit
 	Unit             string
-	Within, Declared bool // within the tolerance; declared reproduced by the preset
+	Within, Declared bool // within the scoring rule; declared reproduced by the preset
 }
 
 // figState is what the explorer knows of a preset's figures.
@@ -106,9 +106,20 @@ func verdict(f Figure) string {
 	return "✗"
 }
 
-// headerFigures is the header's short form of the loaded preset's figures: the first
-// experiment's paper and pimtui values, and how many are within tolerance; "" when the
-// preset declares none.
+// matchCount is the overall verdict on a preset's figures: "2 of 4 claims match".
+func matchCount(figs []Figure) string {
+	within := 0
+	for _, x := range figs {
+		if x.Within {
+			within++
+		}
+	}
+	return fmt.Sprintf("%d of %d claims match", within, len(figs))
+}
+
+// headerFigures is the header's short form of the loaded preset's figures: the overall
+// verdict first, then the first experiment's paper and pimtui values; "" when the preset
+// declares none.
 func (m *Model) headerFigures() string {
 	name := m.cfg.Preset
 	if m.opts.Figures == nil || m.experiments(name) == 0 {
@@ -124,13 +135,7 @@ func (m *Model) headerFigures() string {
 		return ""
 	}
 	f := s.figs[0]
-	within := 0
-	for _, x := range s.figs {
-		if x.Within {
-			within++
-		}
-	}
-	return fmt.Sprintf("paper %s pimtui %s %s · %d/%d within", figValue(f, f.Paper), figValue(f, f.Measured), verdict(f), within, len(s.figs))
+	return fmt.Sprintf("%s · paper %s pimtui %s %s", matchCount(s.figs), figValue(f, f.Paper), figValue(f, f.Measured), verdict(f))
 }
 
 // pickerFigures are the lines the picker shows under its list for the selected preset:
@@ -152,7 +157,7 @@ func (m *Model) pickerFigures(name string, w int) []string {
 	for _, f := range s.figs {
 		idW = max(idW, len(f.ID))
 	}
-	lines := []string{st.Bold.render(truncate("paper vs pimtui", w))}
+	lines := []string{st.Bold.render(truncate("paper vs pimtui: "+matchCount(s.figs), w))}
 	const most = 4
 	for i, f := range s.figs {
 		if i == most && len(s.figs) > most+1 {

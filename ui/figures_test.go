@@ -64,15 +64,18 @@ func TestFiguresInHeaderAndPicker(t *testing.T) {
 		t.Fatal("figures measured on the UI goroutine, outside a command")
 	}
 	d.run(d.m.Init())
-	if h := head(d); !strings.Contains(h, "paper 1.60× pimtui 1.23× ✓ · 2/3 within") {
+	if h := head(d); !strings.Contains(h, "2 of 3 claims match · paper 1.60× pimtui 1.23× ✓") {
 		t.Fatalf("header after the measurement: %s", h)
 	}
 	d.keys("p")
 	scr := d.screen()
-	for _, want := range []string{"paper vs pimtui", "vs-neupims-a  paper 1.60×  pimtui 1.23× vs npu-pim ✓", "vs-neupims-b  paper 3.00×  pimtui 1.10× vs gpu-a100 ✗", "tok-s", "paper 13.8 tok/s  pimtui 14.7 tok/s ✓"} {
+	for _, want := range []string{"paper vs pimtui: 2 of 3 claims match", "vs-neupims-a  paper 1.60×  pimtui 1.23× vs npu-pim ✓", "vs-neupims-b  paper 3.00×  pimtui 1.10× vs gpu-a100 ✗", "tok-s", "paper 13.8 tok/s  pimtui 14.7 tok/s ✓"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("picker lacks %q:\n%s", want, scr)
 		}
+	}
+	if strings.Contains(scr, "gpu-a100 ✓") {
+		t.Errorf("a ✓ next to a miss:\n%s", scr)
 	}
 	// Down to gpu-a100 (declares none), then filter to npu-pim (declares one).
 	d.keys("down")

@@ -22,6 +22,7 @@ func smallConfig(name string) (sim.Config, error) {
 	}
 	f.Workload.Requests = 64
 	f.Workload.Batch = min(f.Workload.Batch, 32)
+	f.Workload.OpenAt = 0 // small runs open at their first iteration
 	return presets.Build(f, nil)
 }
 
