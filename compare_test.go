@@ -293,7 +293,7 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{"run", "--compare", "neupims,gpu-h100+workload.seed=3"}, `side B "gpu-h100+workload.seed=3": workload.seed is part of the request stream, which every side takes from side A`},
 		{[]string{"run", "--compare", "neupims,npu-only", "--batch", "0"}, "--set workload.batch: 0 is out of range"},
 		{[]string{"run", "--compare", "neupims,npu-only", "--model", "gpt3-7"}, `side A "neupims": model.name: unknown model "gpt3-7"; did you mean "gpt3-7b"`},
-		{[]string{"run", "--compare", "neupims,aimx+lolpim.static_max_ctx=64"}, `side B "aimx+lolpim.static_max_ctx=64": request 1 (6 input + 673 output tokens) can never run: static memory reserves`},
+		{[]string{"run", "--compare", "neupims,aimx+lolpim.static_max_ctx=64"}, `side B "aimx+lolpim.static_max_ctx=64": request 2 (30 input + 88 output tokens) can never run: static memory reserves`},
 		{[]string{"run", "--compare", "neupims,npu-only", "--format", "xml"}, "want table, json or csv"},
 		{[]string{"run", "--compare", strings.Repeat("neupims,", 27) + "neupims"}, "28 sides; a comparison takes at most 26"},
 		{[]string{"compare", "neupims"}, "compare takes two sides, got 1; e.g. pimtui compare neupims npu-only"},

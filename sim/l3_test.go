@@ -367,7 +367,7 @@ func TestL3BadConfigs(t *testing.T) {
 		want string
 	}{
 		{"ranksets beyond layers", func(c *Config) { c.Model.Layers = 3 }, "4 ranksets (2 DIMMs × 2 ranks per channel) but GPT3-175B has 3 layers"},
-		{"host too small", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "tokens and then needs"},
+		{"host too small", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "its KV cache needs 2.49 GB on its busiest rank but a rank holds 0.13 GB"},
 		{"host too small, its advice", func(c *Config) { c.L3.Host.CapacityGiB = 8 }, "raise l3.host.capacity_gib"},
 		{"tp does not divide GPUs", func(c *Config) { c.TP = 3; c.Model.Heads, c.Model.KVHeads = 96, 96 }, "tp = 3 does not divide the 8 GPUs"},
 		{"pipeline parallel", func(c *Config) { c.PP = 2 }, "set model.pp = 1"},

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,8 @@ func TestFirstFrameDoesNotWaitForTheEngine(t *testing.T) {
 			}
 			d := drive(t, m, 120, 40)
 			d.run(m.Init())
-			if m.snap == nil || m.snap.Step != 1 || !strings.Contains(d.screen(), "step 1 ") {
+			at := max(1, cfg.OpenAt)
+			if m.snap == nil || m.snap.Step != at || !strings.Contains(d.screen(), fmt.Sprintf("step %d ", at)) {
 				t.Fatalf("the run did not fill in after the first frame:\n%s", d.screen())
 			}
 		})
