@@ -92,9 +92,12 @@ type Engine struct {
 	done       int
 	recent     []RequestRow // last completed requests, newest last
 	err        error
-	history    []*Snapshot
+	history    []*packedSnap
+	histBytes  int // memory the history holds
+	pk         packer
 	back       int
-	last       *Snapshot
+	last       *Snapshot // the newest iteration
+	cur        *Snapshot // after Back, the iteration at the position replayed from
 	stats      runStats
 	spanHint   int
 	bubbleHint int
@@ -236,15 +239,14 @@ func (e *Engine) Err() error { return e.err }
 // Last is the most recent snapshot the caller has seen (nil before the first step).
 func (e *Engine) Last() *Snapshot {
 	if e.back > 0 {
-		return e.history[len(e.history)-1-e.back]
+		return e.cur
 	}
 	return e.last
 }
 
-// History returns the kept snapshots, oldest first, without moving the position Back and
-// Step replay from: the current one and, after Back, those ahead of it. The slice is a
-// copy and snapshots never change, so a caller may read it while the engine steps on.
-func (e *Engine) History() []*Snapshot { return slices.Clone(e.history) }
+// History returns the kept iterations without moving the position Back and Step replay
+// from: the current one and, after Back, those ahead of it.
+func (e *Engine) History() History { return History{slices.Clone(e.history)} }
 
 // Back steps back one iteration in the history and returns that snapshot, or nil if the
 // history holds nothing earlier.
@@ -253,7 +255,8 @@ func (e *Engine) Back() *Snapshot {
 		return nil
 	}
 	e.back++
-	return e.history[len(e.history)-1-e.back]
+	e.cur = e.history[len(e.history)-1-e.back].unpack()
+	return e.cur
 }
 
 // Step advances one decode iteration and returns its snapshot. After Back it replays the
@@ -261,7 +264,12 @@ func (e *Engine) Back() *Snapshot {
 func (e *Engine) Step() (*Snapshot, error) {
 	if e.back > 0 {
 		e.back--
-		return e.history[len(e.history)-1-e.back], nil
+		e.cur = nil
+		if e.back == 0 {
+			return e.last, nil
+		}
+		e.cur = e.history[len(e.history)-1-e.back].unpack()
+		return e.cur, nil
 	}
 	if e.Done() {
 		if e.err != nil {
@@ -276,13 +284,28 @@ func (e *Engine) Step() (*Snapshot, error) {
 	}
 	e.last = snap
 	if e.cfg.HistoryCap > 0 {
-		if len(e.history) >= e.cfg.HistoryCap {
-			copy(e.history, e.history[1:])
-			e.history = e.history[:len(e.history)-1]
-		}
-		e.history = append(e.history, snap)
+		e.keep(snap)
 	}
 	return snap, nil
+}
+
+// keep adds snap to the history, packed, and drops the oldest iterations beyond the
+// history's cap or, all but the newest two, beyond its memory budget.
+func (e *Engine) keep(snap *Snapshot) {
+	p := e.pk.pack(snap)
+	e.history = append(e.history, p)
+	e.histBytes += p.bytes
+	drop := 0
+	for len(e.history)-drop > e.cfg.HistoryCap ||
+		(e.cfg.HistoryBytes > 0 && e.histBytes > e.cfg.HistoryBytes && len(e.history)-drop > 2) {
+		e.histBytes -= e.history[drop].bytes
+		drop++
+	}
+	if drop > 0 {
+		n := copy(e.history, e.history[drop:])
+		clear(e.history[n:])
+		e.history = e.history[:n]
+	}
 }
 
 // refill creates requests until the next one has not arrived yet or the workload is

@@ -15,9 +15,20 @@ import (
 	"github.com/pimtui/pimtui/sim"
 )
 
-// historyCap is how many past iterations the engine keeps for stepping back. It bounds
+// historyCap is how many past iterations the engine keeps for stepping back, and
+// historyBytes the memory they may hold (a large system keeps fewer). Together they bound
 // the explorer's memory however long autoplay runs.
-const historyCap = 128
+const (
+	historyCap   = 128
+	historyBytes = 16 << 20
+)
+
+// interactive readies cfg for an explorer's engine: a bounded history to step back in,
+// and fresh buffers every step, since the panes keep the snapshots they are given.
+func interactive(cfg sim.Config) sim.Config {
+	cfg.HistoryCap, cfg.HistoryBytes, cfg.Recycle = historyCap, historyBytes, false
+	return cfg
+}
 
 // speeds are the autoplay rates in steps per second that + and - move between.
 var speeds = []float64{0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
@@ -98,8 +109,7 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
 	}
-	cfg.HistoryCap = historyCap
-	cfg.Recycle = false
+	cfg = interactive(cfg)
 	e, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
@@ -130,6 +140,7 @@ type stepMsg struct {
 	back bool
 	snap *sim.Snapshot
 	err  error
+	kept int // after a step back: the iterations the history keeps
 }
 
 type tickMsg struct{ seq int }
@@ -141,7 +152,7 @@ type clearStatusMsg struct{ seq int }
 func stepCmd(e *sim.Engine, seq int, back bool) tea.Cmd {
 	return func() tea.Msg {
 		if back {
-			return stepMsg{seq: seq, back: true, snap: e.Back()}
+			return stepMsg{seq: seq, back: true, snap: e.Back(), kept: e.History().Len()}
 		}
 		s, err := e.Step()
 		return stepMsg{seq: seq, snap: s, err: err}
@@ -173,8 +184,7 @@ func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
 	m.loadSeq++
 	seq := m.loadSeq
 	return func() tea.Msg {
-		cfg.HistoryCap = historyCap
-		cfg.Recycle = false
+		cfg = interactive(cfg)
 		e, err := sim.New(cfg)
 		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
 	}
@@ -351,7 +361,7 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 		}
 	case msg.back:
 		m.pending = 0
-		status = m.setStatus("start of the kept history: the explorer keeps the last "+fmt.Sprint(historyCap)+" iterations", false)
+		status = m.setStatus(fmt.Sprintf("start of the kept history: the explorer keeps the last %d iterations", msg.kept), false)
 	}
 	if cmd := m.wantedSeek(); cmd != nil {
 		return tea.Batch(status, cmd)

@@ -36,10 +36,10 @@ func (msg exportedMsg) status() (string, bool) {
 // step is in flight; the writing happens off it.
 func (m *Model) export() tea.Cmd {
 	hist := m.eng.History()
-	if len(hist) == 0 {
+	if hist.Len() == 0 {
 		return m.setStatus("nothing to export before the first step", true)
 	}
-	from, to := hist[0].Step, hist[len(hist)-1].Step
+	from, to := hist.Step(0), hist.Step(hist.Len()-1)
 	what := fmt.Sprintf("iterations %d–%d", from, to)
 	if from == to {
 		what = fmt.Sprintf("iteration %d", from)
@@ -50,21 +50,22 @@ func (m *Model) export() tea.Cmd {
 }
 
 // exportCmd writes the trace and the CSV of hist beside each other, base.json and
-// base.csv. Both are written in full before either is renamed into place.
-func exportCmd(hist []*sim.Snapshot, utilKeys []string, preset, what, base string) tea.Cmd {
+// base.csv. Both are written in full before either is renamed into place. The kept
+// iterations are rebuilt one at a time, so an export holds one more in memory at most.
+func exportCmd(hist sim.History, utilKeys []string, preset, what, base string) tea.Cmd {
 	return func() tea.Msg {
 		paths := []string{base + ".json", base + ".csv"}
 		trace := func(w io.Writer) error {
 			tw := sim.NewTraceWriter(w, "pimtui "+preset)
-			for _, s := range hist {
-				tw.Add(s)
+			for i := range hist.Len() {
+				tw.Add(hist.Snapshot(i))
 			}
 			return tw.Close()
 		}
 		table := func(w io.Writer) error {
 			cw := sim.NewIterationCSV(w, utilKeys)
-			for _, s := range hist {
-				cw.Add(s)
+			for i := range hist.Len() {
+				cw.Add(hist.Snapshot(i))
 			}
 			return cw.Flush()
 		}

@@ -58,8 +58,12 @@ func exported(t *testing.T, base string) (iters []int, spans int, rows [][]strin
 }
 
 // checkExport checks that base.json and base.csv hold exactly the snapshots in want.
-func checkExport(t *testing.T, base string, want []*sim.Snapshot, utilKeys []string) {
+func checkExport(t *testing.T, base string, hist sim.History, utilKeys []string) {
 	t.Helper()
+	want := make([]*sim.Snapshot, hist.Len())
+	for i := range want {
+		want[i] = hist.Snapshot(i)
+	}
 	iters, spans, rows := exported(t, base)
 	wantSpans := 0
 	for i, s := range want {

@@ -202,8 +202,7 @@ func (m *Model) enterStep(l LessonInfo, i int) tea.Cmd {
 		if err != nil {
 			return lessonLoadedMsg{seq: seq, info: l, step: i, err: err}
 		}
-		cfg.HistoryCap = historyCap
-		cfg.Recycle = false
+		cfg = interactive(cfg)
 		e, err := sim.New(cfg)
 		return lessonLoadedMsg{seq: seq, info: l, step: i, cfg: cfg, eng: e, err: err}
 	})
