@@ -59,6 +59,10 @@ type Options struct {
 	// CompareLoad builds both sides, B serving A's request stream. Nil: no chooser.
 	CompareWith func(preset string) []CompareChoice
 	CompareLoad func(a, b string) (Side, Side, error)
+	// BuildSlots, when set, bounds the engine builds (resets, picked presets, lesson
+	// steps) running at once across every explorer that shares it: a served class, where
+	// one student's rebuilds must not take every core.
+	BuildSlots chan struct{}
 }
 
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
@@ -92,7 +96,7 @@ type Model struct {
 
 	lesson  *lessonState // the lesson being followed, nil outside lessons
 	lessonH int          // lines its panel takes in the current layout
-	loadSeq int          // the latest engine load asked for (preset, reset or lesson step)
+	builds  builder      // engine loads: a preset, a reset or a lesson step
 
 	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
 	// preset being measured and figNext the one asked for meanwhile.
@@ -116,7 +120,7 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	}
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
-	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
+	m := &Model{opts: opts, c: c, cfg: cfg, eng: e, focus: paneTimeline, builds: builder{slots: opts.BuildSlots}, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
 		runControl: newRunControl(func(seq int) tea.Msg { return tickMsg{seq} }, func(seq int) tea.Msg { return clearStatusMsg{seq} })}
 	m.busy = true
 	m.footer.Styles = c.Styles.Help
@@ -180,14 +184,27 @@ func (m *Model) request(back bool) tea.Cmd {
 // while to build) and adopted when loadedMsg arrives; until then the old run stays on
 // screen. A step still running on the old engine finishes there and its result is
 // dropped by its stale sequence number. If cfg cannot build an engine, nothing changes.
+// Repeated restarts coalesce (see builder).
 func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
-	m.loadSeq++
-	seq := m.loadSeq
-	return func() tea.Msg {
+	return m.builds.build(func(seq int) tea.Msg {
 		cfg = interactive(cfg)
 		e, err := sim.New(cfg)
 		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
+	})
+}
+
+// reset restarts the run from its configuration, unless that is under way or done: while
+// an engine is being built (a reset, a picked preset, a lesson step) its run will start
+// afresh, and a stopped run still at its first step is what a reset would give, the
+// engine being deterministic. So a held r builds one engine, not one per key repeat.
+func (m *Model) reset() tea.Cmd {
+	switch {
+	case m.builds.running:
+		return nil
+	case m.err == nil && !m.playing && (m.snap == nil || m.snap.Step <= 1):
+		return m.setStatus("the run is at its start already", false)
 	}
+	return m.restart(m.cfg, false)
 }
 
 // loadedMsg carries an engine restart built, tagged with the load's sequence number so
@@ -203,8 +220,8 @@ type loadedMsg struct {
 // loaded adopts a built engine; a new preset also leaves any lesson and fetches the
 // preset's figures.
 func (m *Model) loaded(msg loadedMsg) tea.Cmd {
-	if msg.seq != m.loadSeq {
-		return nil
+	if next, latest := m.builds.finished(msg.seq); !latest {
+		return next
 	}
 	if msg.err != nil {
 		return m.setStatus(fmt.Sprintf("%s: %v", msg.cfg.Preset, msg.err), true)
@@ -399,7 +416,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
 	case key.Matches(msg, k.Reset):
-		return m.restart(m.cfg, false)
+		return m.reset()
 	case key.Matches(msg, k.Presets):
 		if m.opts.Load == nil || len(m.opts.Presets) == 0 {
 			return m.setStatus("no presets to pick from", true)
