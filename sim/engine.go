@@ -78,10 +78,11 @@ func Systems() []string {
 
 // Engine steps a system one decode iteration at a time.
 type Engine struct {
-	cfg   Config
-	sys   system
-	gen   *generator
-	ppMul Time // iteration time × pipeline stages = time between a request's tokens
+	cfg      Config
+	sys      system // nil once the run has ended: its state is no longer needed
+	utilKeys []string
+	gen      *generator
+	ppMul    Time // iteration time × pipeline stages = time between a request's tokens
 
 	now        Time
 	step       int
@@ -153,10 +154,11 @@ func New(cfg Config) (*Engine, error) {
 	}
 	seed := w.Seed
 	e := &Engine{
-		cfg:   cfg,
-		sys:   sys,
-		gen:   newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
-		ppMul: Time(max(1, cfg.PP)),
+		cfg:      cfg,
+		sys:      sys,
+		utilKeys: sys.utilKeys(),
+		gen:      newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
+		ppMul:    Time(max(1, cfg.PP)),
 	}
 	e.stats.util = map[string]float64{}
 	e.stats.bubble = map[string]float64{}
@@ -217,7 +219,7 @@ func (e *BatchError) Error() string {
 func (e *Engine) Config() Config { return e.cfg }
 
 // UtilKeys names the utilisation figures the system reports.
-func (e *Engine) UtilKeys() []string { return e.sys.utilKeys() }
+func (e *Engine) UtilKeys() []string { return e.utilKeys }
 
 // Done reports whether the run has ended.
 func (e *Engine) Done() bool {
@@ -280,11 +282,17 @@ func (e *Engine) Step() (*Snapshot, error) {
 	snap, err := e.iterate()
 	if err != nil {
 		e.err = err
+		e.sys = nil
 		return nil, err
 	}
 	e.last = snap
 	if e.cfg.HistoryCap > 0 {
 		e.keep(snap)
+	}
+	if e.Done() {
+		// The planner's state (a Hermes model's every neuron: tens of megabytes) goes
+		// with the run; the snapshots, the history and the result stay.
+		e.sys = nil
 	}
 	return snap, nil
 }

@@ -85,7 +85,7 @@ func (e *Engine) Result() Result {
 	if st.iters > 0 {
 		r.MeanBatch = float64(st.batchSum) / float64(st.iters)
 	}
-	for _, k := range e.sys.utilKeys() {
+	for _, k := range e.utilKeys {
 		r.Utilization[k] = 0
 		if st.time > 0 {
 			r.Utilization[k] = st.util[k] / float64(st.time)
