@@ -63,6 +63,7 @@ func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui
 	if noColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
 	}
+	defer boundMemory()()
 	_, err = tea.NewProgram(m, popts...).Run()
 	return err
 }
