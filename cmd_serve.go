@@ -31,6 +31,7 @@ import (
 	"github.com/spf13/cobra"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -620,8 +621,12 @@ func readAuthorizedKeys(path string) ([]ssh.PublicKey, error) {
 }
 
 // loadHostKey reads the host key at path, or creates an ed25519 one there (in a
-// directory private to the user, mode 0600) when there is none.
+// directory private to the user, mode 0600) when there is none. The path must be a
+// regular file or new, as for every file pimtui writes.
 func loadHostKey(path string) (signer gossh.Signer, created bool, err error) {
+	if err := outfile.Check(path); err != nil {
+		return nil, false, usagef("--host-key: %v", err)
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if data, err = newHostKey(path); err != nil {
@@ -653,14 +658,5 @@ func newHostKey(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := fh.Write(data); err != nil {
-		fh.Close()
-		os.Remove(path)
-		return nil, err
-	}
-	return data, fh.Close()
+	return data, outfile.WriteNew(path, 0o600, data)
 }

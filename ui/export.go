@@ -3,13 +3,13 @@ package ui
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -69,7 +69,7 @@ func exportCmd(hist sim.History, utilKeys []string, preset, what, base string) t
 			}
 			return cw.Flush()
 		}
-		return exportedMsg{what: what, paths: paths, err: writeFiles(paths, trace, table)}
+		return exportedMsg{what: what, paths: paths, err: outfile.Write(paths, 0o644, trace, table)}
 	}
 }
 
@@ -86,49 +86,12 @@ func screenText(view string) string {
 func saveScreenCmd(text, preset string, step int, dir string) tea.Cmd {
 	return func() tea.Msg {
 		path := filepath.Join(dir, fmt.Sprintf("pimtui-%s-step%d.txt", fileSafe(preset), step))
-		err := writeFiles([]string{path}, func(w io.Writer) error {
+		err := outfile.Write([]string{path}, 0o644, func(w io.Writer) error {
 			_, err := io.WriteString(w, text)
 			return err
 		})
 		return exportedMsg{what: "the screen", paths: []string{path}, err: err}
 	}
-}
-
-// writeFiles writes each file to a temporary file beside it and, once every one is
-// complete, renames them into place, so a failed export leaves neither a truncated file
-// nor a damaged earlier export behind.
-func writeFiles(paths []string, writers ...func(io.Writer) error) error {
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}()
-	for i, p := range paths {
-		f, err := os.CreateTemp(filepath.Dir(p), ".pimtui-export-*")
-		if err != nil {
-			return err
-		}
-		tmps = append(tmps, f.Name())
-		// CreateTemp makes the file private; an export is an ordinary document.
-		err = f.Chmod(0o644)
-		if err == nil {
-			err = writers[i](f)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for i, p := range paths {
-		if err := os.Rename(tmps[i], p); err != nil {
-			return err
-		}
-	}
-	tmps = nil
-	return nil
 }
 
 // fileSafe keeps a preset name (which a user's file may set to anything) usable as part
