@@ -275,6 +275,8 @@ func (m *Model) tooSmall() bool { return m.c.Width < MinWidth || m.c.Height < Mi
 // Update routes messages: results and ticks to the run loop, keys to the overlays, the
 // global bindings or the focused pane, clicks to the pane under the pointer.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, tick := msg.(tickMsg)
+	m.frame.seen(!tick)
 	if m.compare != nil {
 		if cmd, handled := m.inCompare(msg); handled {
 			return m, cmd
@@ -505,13 +507,15 @@ func (m *Model) View() tea.View {
 	if m.compare != nil {
 		return m.compare.View()
 	}
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "pimtui — " + m.cfg.Preset
-	if !m.noMouse {
-		v.MouseMode = tea.MouseModeCellMotion
-	}
-	return v
+	return m.frame.view(func() tea.View {
+		v := tea.NewView(m.render())
+		v.AltScreen = true
+		v.WindowTitle = "pimtui — " + m.cfg.Preset
+		if !m.noMouse {
+			v.MouseMode = tea.MouseModeCellMotion
+		}
+		return v
+	})
 }
 
 func (m *Model) render() string {

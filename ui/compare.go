@@ -300,6 +300,8 @@ func (m *Compare) finishedText() string {
 // overlay, the global bindings or the focused side's timeline, the mouse to the side
 // under the pointer.
 func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, tick := msg.(compareTickMsg)
+	m.frame.seen(!tick)
 	if m.c.terminal(msg) {
 		m.relayout()
 		return m, nil
@@ -358,13 +360,15 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 
 // View renders the whole screen from the model; it never touches the engines.
 func (m *Compare) View() tea.View {
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
-	if !m.noMouse {
-		v.MouseMode = tea.MouseModeCellMotion
-	}
-	return v
+	return m.frame.view(func() tea.View {
+		v := tea.NewView(m.render())
+		v.AltScreen = true
+		v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
+		if !m.noMouse {
+			v.MouseMode = tea.MouseModeCellMotion
+		}
+		return v
+	})
 }
 
 // shortHelp is the footer's bindings: the explorer's keys, described for two sides.
