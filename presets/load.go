@@ -17,6 +17,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -41,7 +42,7 @@ func ReadFile(path string) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	case !st.Mode().IsRegular():
-		return nil, &Error{File: path, Msg: fmt.Sprintf("not a regular file (%s); give a preset file", fileKind(st.Mode()))}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("not a regular file (%s); give a preset file", outfile.Kind(st.Mode()))}
 	case st.Size() > MaxFileBytes:
 		return nil, tooLarge(path, st.Size())
 	}
@@ -55,23 +56,6 @@ func ReadFile(path string) ([]byte, error) {
 		err = tooLarge(path, int64(len(data)))
 	}
 	return data, err
-}
-
-// fileKind names a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // families orders the preset listing; within a family the preset named after it comes
