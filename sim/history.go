@@ -46,15 +46,51 @@ type opKey struct {
 
 // packer holds the scratch tables packing reuses from one iteration to the next.
 type packer struct {
-	ops  map[opKey]int32
+	ops  map[uint64]int32 // opHash → index into the op table
+	more map[opKey]int32  // ops whose hash an earlier op took
 	vals map[uint64]int32
 	rows map[uint64][]int32
 	ends []Time
 }
 
+// opHash hashes what a span shares with the other spans of its operation. It takes the
+// name's address rather than its bytes: names are shared strings, so this is as good and
+// far cheaper (hashing the strings was most of the packing), and two copies of one name
+// only cost the table an entry.
+func opHash(sp *Span) uint64 {
+	h := splitmix(uint64(uintptr(unsafe.Pointer(unsafe.StringData(sp.Name)))) ^ uint64(len(sp.Name))<<48)
+	h = splitmix(h ^ uint64(sp.Dur))
+	h = splitmix(h ^ math.Float64bits(sp.FLOPs))
+	h = splitmix(h ^ math.Float64bits(sp.Bytes))
+	return splitmix(h ^ uint64(sp.SubBatch))
+}
+
+// op returns the index of sp's operation in ps's table, adding it if it is new.
+func (p *packer) op(ps *packedSnap, sp *Span) int32 {
+	k := opKey{sp.Name, sp.Dur, sp.FLOPs, sp.Bytes, sp.SubBatch}
+	h := opHash(sp)
+	id, ok := p.ops[h]
+	if ok && ps.ops[id] == k {
+		return id
+	}
+	if ok {
+		if id, ok := p.more[k]; ok {
+			return id
+		}
+	}
+	id = int32(len(ps.ops))
+	ps.ops = append(ps.ops, k)
+	if ok {
+		p.more[k] = id
+	} else {
+		p.ops[h] = id
+	}
+	return id
+}
+
 func (p *packer) pack(s *Snapshot) *packedSnap {
 	if p.ops == nil {
-		p.ops, p.vals, p.rows = map[opKey]int32{}, map[uint64]int32{}, map[uint64][]int32{}
+		p.ops, p.more, p.vals, p.rows = map[uint64]int32{}, map[opKey]int32{}, map[uint64]int32{}, map[uint64][]int32{}
 	}
 	ps := &packedSnap{rest: *s}
 	tl := &ps.rest.Timeline
@@ -92,20 +128,16 @@ func endAt(ends []Time, lane int) *Time {
 
 func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 	clear(p.ops)
+	clear(p.more)
 	b := make([]byte, 0, 6*len(tl.Spans)+10*len(tl.Bubbles)+2*len(tl.Critical)+16)
 	b = binary.AppendUvarint(b, uint64(len(tl.Spans)))
 	b = binary.AppendUvarint(b, uint64(len(tl.Bubbles)))
 	b = binary.AppendUvarint(b, uint64(len(tl.Critical)))
 	ends := p.laneEnd(len(tl.Lanes))
 	var layer, stage int
-	for i, sp := range tl.Spans {
-		k := opKey{sp.Name, sp.Dur, sp.FLOPs, sp.Bytes, sp.SubBatch}
-		id, ok := p.ops[k]
-		if !ok {
-			id = int32(len(ps.ops))
-			p.ops[k] = id
-			ps.ops = append(ps.ops, k)
-		}
+	for i := range tl.Spans {
+		sp := &tl.Spans[i]
+		id := p.op(ps, sp)
 		end := endAt(ends, sp.Lane)
 		b = binary.AppendUvarint(b, uint64(id))
 		b = binary.AppendVarint(b, int64(sp.Lane))
