@@ -133,13 +133,14 @@ func BenchmarkStep(b *testing.B) {
 }
 
 // BenchmarkRender is one frame of an unchanged snapshot: what a resize or a cursor move
-// costs.
+// costs (the View after a message that may change the screen), without the terminal.
 func BenchmarkRender(b *testing.B) {
 	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
 			b.ReportAllocs()
 			for b.Loop() {
+				m.frame.seen(true)
 				_ = m.View()
 			}
 		})
@@ -194,8 +195,8 @@ func bigSnapshot() *sim.Snapshot {
 	return s
 }
 
-// BenchmarkLargeConfig is one step and a full frame at 200×60 of each family's largest
-// configuration: a 16×16 HeLioS mesh, about a million live KV blocks, LoL-PIM's 16 nodes,
+// BenchmarkLargeConfig is one autoplay step at 200×60, as BenchmarkStepRender, of each
+// family's largest configuration: a 16×16 HeLioS mesh, about a million live KV blocks, LoL-PIM's 16 nodes,
 // and Hermes with every neuron of LLaMA2-70B tracked.
 func BenchmarkLargeConfig(b *testing.B) {
 	cases := []struct {
@@ -210,10 +211,11 @@ func BenchmarkLargeConfig(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			m := benchModel(b, c.preset, 200, 60, c.edit...)
+			m.playing = true
+			term := newDiscardTerminal(200, 60)
 			b.ReportAllocs()
 			for b.Loop() {
-				m.benchStep()
-				_ = m.View()
+				m.autoplayStep(term)
 			}
 		})
 	}
@@ -226,6 +228,7 @@ func BenchmarkLargeSystem(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.setSnapshot(s)
+		m.frame.seen(true)
 		_ = m.View()
 	}
 }
