@@ -102,7 +102,11 @@ gets an explorer of their own, with its own engine, at their terminal's size and
 Connections offer nothing else: no shell, no commands, no file transfer, no port or
 agent forwarding. Logging in needs a key listed in --authorized-keys, or, on a closed
 classroom network only, --open lets anyone who reaches the port in. The host key is
-created once (private, 0600) and reused, so students are asked to trust it only once.`,
+created once (private, 0600) and reused, so students are asked to trust it only once.
+
+One student cannot starve the others: a session draws at most 500×200 cells whatever
+its terminal's size, builds one engine at a time, and rebuilds share the server's cores
+with one left over; a connection must log in within 20 s.`,
 		Example: `  pimtui serve --authorized-keys class_keys --max-sessions 60
   pimtui serve --open --addr :2222 --preset npu-pim --idle-timeout 20m`,
 		Args: func(_ *cobra.Command, args []string) error {
