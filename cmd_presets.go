@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -97,9 +96,9 @@ func newValidateCmd(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			data, err := os.ReadFile(args[0])
+			data, err := readPresetFile(args[0])
 			if err != nil {
-				return usagef("cannot read preset file: %v", err)
+				return err
 			}
 			f, err := presets.Parse(args[0], data)
 			if err != nil {

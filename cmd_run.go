@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -128,23 +128,13 @@ func parseRange(s string) (int, int, error) {
 // temporary file renamed into place, so a failed run never leaves a half-written file.
 func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath string, from, to int) (err error) {
 	var tw *sim.TraceWriter
-	var tmp *os.File
+	var out *outfile.File
 	if tracePath != "" {
-		tmp, err = os.CreateTemp(filepath.Dir(tracePath), ".pimtui-trace-*")
-		if err != nil {
-			return usagef("cannot write the trace: %v", err)
+		if out, err = outfile.Create(tracePath, 0o644); err != nil {
+			return usagef("--trace: %v", err)
 		}
-		defer func() {
-			if tmp != nil {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
-		// CreateTemp makes the file private; a trace is an ordinary document.
-		if err = tmp.Chmod(0o644); err != nil {
-			return fmt.Errorf("writing the trace: %w", err)
-		}
-		tw = sim.NewTraceWriter(tmp, "pimtui "+e.Config().Preset)
+		defer out.Discard()
+		tw = sim.NewTraceWriter(out, "pimtui "+e.Config().Preset)
 	}
 	var cw *sim.IterationCSV
 	if format == "csv" {
@@ -187,13 +177,13 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		if err := tw.Close(); err != nil {
 			return fmt.Errorf("writing the trace: %w", err)
 		}
-		if err := tmp.Close(); err != nil {
+		if err := out.Commit(); err != nil {
+			var oe *outfile.Error
+			if errors.As(err, &oe) {
+				return usagef("--trace: %v", err)
+			}
 			return fmt.Errorf("writing the trace: %w", err)
 		}
-		if err := os.Rename(tmp.Name(), tracePath); err != nil {
-			return fmt.Errorf("writing the trace: %w", err)
-		}
-		tmp = nil
 	}
 	r := e.Result()
 	switch format {

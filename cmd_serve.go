@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 	"github.com/spf13/cobra"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -41,6 +43,30 @@ const shutdownGrace = 10 * time.Second
 // quitGrace is how long a session's explorer gets to quit on its own (restoring the
 // client's terminal) before the session is closed under it.
 const quitGrace = 2 * time.Second
+
+// handshakeTimeout is how long a connection may take to authenticate before it is
+// closed, and maxHandshakes (at least; --max-sessions when larger) how many connections
+// may be authenticating at once: further ones are closed at once, so a flood of idle
+// TCP connections cannot hold the server's descriptors.
+const (
+	handshakeTimeout = 20 * time.Second
+	maxHandshakes    = 64
+)
+
+// maxServedWidth and maxServedHeight bound the frame a session draws, whatever terminal
+// size its client asks for: drawing costs the server a few hundred bytes a cell while a
+// frame is built (a 1000×1000 frame took about 385 MiB), so a 10000×10000 request would
+// take gigabytes. A larger terminal shows the explorer in its top-left 500×200 cells,
+// more than any screen shows.
+const (
+	maxServedWidth  = 500
+	maxServedHeight = 200
+)
+
+// servedSize is the frame size a session draws in a w×h terminal.
+func servedSize(w, h int) (int, int) {
+	return min(max(w, 0), maxServedWidth), min(max(h, 0), maxServedHeight)
+}
 
 // serveFlags are the flags of `pimtui serve` besides the shared options.
 type serveFlags struct {
@@ -76,7 +102,11 @@ gets an explorer of their own, with its own engine, at their terminal's size and
 Connections offer nothing else: no shell, no commands, no file transfer, no port or
 agent forwarding. Logging in needs a key listed in --authorized-keys, or, on a closed
 classroom network only, --open lets anyone who reaches the port in. The host key is
-created once (private, 0600) and reused, so students are asked to trust it only once.`,
+created once (private, 0600) and reused, so students are asked to trust it only once.
+
+One student cannot starve the others: a session draws at most 500×200 cells whatever
+its terminal's size, builds one engine at a time, and rebuilds share the server's cores
+with one left over; a connection must log in within 20 s.`,
 		Example: `  pimtui serve --authorized-keys class_keys --max-sessions 60
   pimtui serve --open --addr :2222 --preset npu-pim --idle-timeout 20m`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -118,6 +148,12 @@ type server struct {
 	mu       sync.Mutex
 	sessions map[*liveSession]struct{}
 	closing  bool
+
+	// Connections not yet authenticated: how many, at most how many, and how long each
+	// may take (tests shorten it).
+	handshakes    atomic.Int32
+	maxHandshakes atomic.Int32
+	handshakeWait atomic.Int64
 }
 
 // liveSession is a running explorer the server may have to stop.
@@ -198,10 +234,15 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 
 	list, load := presetList(), o.loader(cmd)
 	s := &server{log: log, max: f.maxSessions, idle: f.idleTimeout, sessions: map[*liveSession]struct{}{}}
+	s.maxHandshakes.Store(int32(max(maxHandshakes, f.maxSessions)))
+	s.handshakeWait.Store(int64(handshakeTimeout))
+	// Rebuilds (a reset, a picked preset, a lesson step) leave a core to the rest of
+	// the class however many students ask for them.
+	slots := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 	// No Figures: measuring the paper's experiments costs a core for a while, and a
 	// class would start one measurement per student.
 	s.newModel = func(color bool) (tea.Model, error) {
-		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, NoExport: servedNoExport, LessonOptions: lessons})
+		return ui.New(cfg, ui.Options{Color: color, NoMouse: o.noMouse, Presets: list, Load: load, NoExport: servedNoExport, LessonOptions: lessons, BuildSlots: slots})
 	}
 
 	// The host key goes in first: without one the server would make its own.
@@ -237,8 +278,56 @@ func newServer(cmd *cobra.Command, o *options, f serveFlags, log *slog.Logger) (
 	srv.ConnectionFailedCallback = func(conn net.Conn, err error) {
 		s.log.Info("connection failed", "remote", conn.RemoteAddr().String(), "reason", err.Error())
 	}
+	srv.ConnCallback = s.handshake
+	srv.ServerConfigCallback = func(ctx ssh.Context) *gossh.ServerConfig {
+		hc, _ := ctx.Value(handshakeKey{}).(*handshakeConn)
+		return &gossh.ServerConfig{AuthLogCallback: func(_ gossh.ConnMetadata, _ string, err error) {
+			if err == nil && hc != nil {
+				hc.end()
+			}
+		}}
+	}
 	s.ssh = srv
 	return s, nil
+}
+
+// handshakeKey is the context key of a connection's handshakeConn.
+type handshakeKey struct{}
+
+// handshakeConn is a connection until it has authenticated: it counts towards the
+// server's handshakes and is closed if it has not authenticated in time.
+type handshakeConn struct {
+	net.Conn
+	s     *server
+	timer *time.Timer
+	once  sync.Once
+}
+
+// end takes the connection out of the handshakes: it authenticated, or it closed.
+func (hc *handshakeConn) end() {
+	hc.once.Do(func() {
+		hc.timer.Stop()
+		hc.s.handshakes.Add(-1)
+	})
+}
+
+func (hc *handshakeConn) Close() error {
+	hc.end()
+	return hc.Conn.Close()
+}
+
+// handshake admits a new connection unless too many are authenticating already, and
+// gives it s.handshakeWait to authenticate.
+func (s *server) handshake(ctx ssh.Context, conn net.Conn) net.Conn {
+	if n := s.maxHandshakes.Load(); s.handshakes.Add(1) > n {
+		s.handshakes.Add(-1)
+		s.log.Warn("connection refused", "remote", conn.RemoteAddr().String(), "reason", fmt.Sprintf("%d connections already authenticating", n))
+		return nil
+	}
+	hc := &handshakeConn{Conn: conn, s: s}
+	hc.timer = time.AfterFunc(time.Duration(s.handshakeWait.Load()), func() { conn.Close() })
+	ctx.SetValue(handshakeKey{}, hc)
+	return hc
 }
 
 // servedNoExport is what e and s say in a served session: an export would be written on
@@ -361,7 +450,9 @@ func (s *server) handle(sess ssh.Session) {
 	}
 	last := new(atomic.Int64)
 	last.Store(time.Now().UnixNano())
+	w, h := servedSize(pty.Window.Width, pty.Window.Height)
 	opts := append(bubbletea.MakeOptions(sess),
+		tea.WithWindowSize(w, h),
 		tea.WithContext(sess.Context()),
 		tea.WithInput(activityReader{sess, last}),
 		tea.WithoutSignalHandler(),
@@ -383,7 +474,7 @@ func (s *server) handle(sess ssh.Session) {
 	if closing {
 		ls.stop("server shutdown")
 	}
-	s.log.Info("session start", "remote", remote, "user", user, "term", pty.Term, "width", pty.Window.Width, "height", pty.Window.Height, "no_color", noColor)
+	s.log.Info("session start", "remote", remote, "user", user, "term", pty.Term, "width", pty.Window.Width, "height", pty.Window.Height, "drawn", fmt.Sprintf("%d×%d", w, h), "no_color", noColor)
 
 	ctx, cancel := context.WithCancel(sess.Context())
 	defer cancel()
@@ -392,12 +483,13 @@ func (s *server) handle(sess ssh.Session) {
 			select {
 			case <-ctx.Done():
 				return
-			case w, ok := <-winCh:
+			case win, ok := <-winCh:
 				if !ok {
 					return
 				}
 				last.Store(time.Now().UnixNano())
-				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+				w, h := servedSize(win.Width, win.Height)
+				p.Send(tea.WindowSizeMsg{Width: w, Height: h})
 			}
 		}
 	}()
@@ -533,8 +625,12 @@ func readAuthorizedKeys(path string) ([]ssh.PublicKey, error) {
 }
 
 // loadHostKey reads the host key at path, or creates an ed25519 one there (in a
-// directory private to the user, mode 0600) when there is none.
+// directory private to the user, mode 0600) when there is none. The path must be a
+// regular file or new, as for every file pimtui writes.
 func loadHostKey(path string) (signer gossh.Signer, created bool, err error) {
+	if err := outfile.Check(path); err != nil {
+		return nil, false, usagef("--host-key: %v", err)
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if data, err = newHostKey(path); err != nil {
@@ -566,14 +662,5 @@ func newHostKey(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := fh.Write(data); err != nil {
-		fh.Close()
-		os.Remove(path)
-		return nil, err
-	}
-	return data, fh.Close()
+	return data, outfile.WriteNew(path, 0o600, data)
 }

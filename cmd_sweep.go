@@ -103,9 +103,9 @@ func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec
 		if cmd.Flags().Changed("preset") {
 			return spec, usagef("--preset and --config are exclusive; pick one")
 		}
-		data, err := os.ReadFile(o.config)
+		data, err := readPresetFile(o.config)
 		if err != nil {
-			return spec, usagef("cannot read preset file: %v", err)
+			return spec, err
 		}
 		if _, err := presets.Parse(o.config, data); err != nil {
 			return spec, usageError{err}

@@ -59,7 +59,7 @@ func TestParseSide(t *testing.T) {
 }
 
 func FuzzParseSide(f *testing.F) {
-	for _, s := range []string{"neupims", "neupims+pim.dual_row_buffer=false", "a+b=1e+06+c=2", "+", "=+=", "x+y"} {
+	for _, s := range []string{"neupims", "neupims+pim.dual_row_buffer=false", "a+b=1e+06+c=2", "+", "=+=", "x+y", "0\t+="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -73,9 +73,10 @@ func FuzzParseSide(f *testing.F) {
 		if s.name == "" || strings.Contains(s.name, "=") {
 			t.Fatalf("side %q parsed to preset %q", spec, s.name)
 		}
-		// the parts put back together are the side as given
-		joined := strings.Join(append([]string{s.name}, s.sets...), "+")
-		if strings.ReplaceAll(joined, " ", "") != strings.ReplaceAll(s.spec, " ", "") {
+		// the name is the part before the first +, trimmed as the parser trims it (any
+		// white space), and the settings put back together are the rest as given
+		head, rest, _ := strings.Cut(s.spec, "+")
+		if s.name != strings.TrimSpace(head) || strings.Join(s.sets, "+") != rest {
 			t.Fatalf("side %q parsed to %q %q", spec, s.name, s.sets)
 		}
 		for _, kv := range s.sets {

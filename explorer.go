@@ -75,6 +75,7 @@ func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui
 	if noColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
 	}
+	defer boundMemory()()
 	if _, err := tea.NewProgram(m, popts...).Run(); err != nil {
 		return err
 	}

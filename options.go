@@ -52,9 +52,9 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 		if c.Flags().Changed("preset") {
 			return nil, sim.Config{}, usagef("--preset and --config are exclusive; pick one")
 		}
-		data, rerr := os.ReadFile(o.config)
+		data, rerr := readPresetFile(o.config)
 		if rerr != nil {
-			return nil, sim.Config{}, usagef("cannot read preset file: %v", rerr)
+			return nil, sim.Config{}, rerr
 		}
 		f, err = presets.Parse(o.config, data)
 	} else {
@@ -82,7 +82,7 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 			return nil, sim.Config{}, usageError{fmt.Errorf("--set %w", err)}
 		}
 	}
-	trace, err := o.trace()
+	trace, err := o.trace(c)
 	if err != nil {
 		return nil, sim.Config{}, err
 	}
@@ -93,8 +93,24 @@ func (o *options) resolve(c *cobra.Command) (*presets.File, sim.Config, error) {
 	return f, cfg, nil
 }
 
-// trace reads the --request-trace file; nil without one.
-func (o *options) trace() ([]sim.TraceRequest, error) {
+// readPresetFile reads a preset file given on the command line; any problem is a usage
+// error.
+func readPresetFile(path string) ([]byte, error) {
+	data, err := presets.ReadFile(path)
+	var pe *presets.Error
+	switch {
+	case errors.As(err, &pe):
+		return nil, usageError{err}
+	case err != nil:
+		return nil, usagef("cannot read preset file: %v", err)
+	}
+	return data, nil
+}
+
+// trace reads the --request-trace file; nil without one. A trace whose arrival times
+// start later than the simulated clock holds (Unix timestamps) starts at its first
+// request, and c's stderr says so.
+func (o *options) trace(c *cobra.Command) ([]sim.TraceRequest, error) {
 	if o.requestTrace == "" {
 		return nil, nil
 	}
@@ -103,9 +119,12 @@ func (o *options) trace() ([]sim.TraceRequest, error) {
 		return nil, usagef("cannot read request trace: %v", err)
 	}
 	defer fh.Close()
-	trace, err := sim.ReadTrace(fh)
+	trace, shift, err := sim.ReadTrace(fh)
 	if err != nil {
 		return nil, usagef("%s:%v", o.requestTrace, err)
+	}
+	if shift > 0 {
+		fmt.Fprintf(c.ErrOrStderr(), "pimtui: %s: the arrival times start at %.15g s, later than the simulated clock holds (Unix time?); every arrival is taken relative to the first request's\n", o.requestTrace, shift)
 	}
 	return trace, nil
 }

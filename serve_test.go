@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -588,25 +587,7 @@ func TestServeFiftySessions(t *testing.T) {
 	}
 	const n, steps = 50, 3
 	_, addr, logs := startServe(t, "--open", "--max-sessions", "60")
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, peak := ms.HeapInuse, ms.HeapInuse
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}
-	}()
+	peak := heapPeak()
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -620,16 +601,15 @@ func TestServeFiftySessions(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
-	close(stop)
-	<-sampled
+	rise := peak()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
 	d := time.Since(start)
-	t.Logf("%d sessions × %d steps in %v, heap in use peaked %d MiB above the idle server's", n, steps, d, (peak-base)>>20)
-	if peak-base > 512<<20 {
-		t.Errorf("heap grew by %d MiB", (peak-base)>>20)
+	t.Logf("%d sessions × %d steps in %v, heap in use peaked %d MiB above the idle server's", n, steps, d, rise>>20)
+	if rise > 512<<20 {
+		t.Errorf("heap grew by %d MiB", rise>>20)
 	}
 	if d > 45*time.Second {
 		t.Errorf("took %v", d)

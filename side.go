@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -77,7 +76,7 @@ func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(stri
 	if err != nil {
 		return nil, err
 	}
-	trace, err := o.trace()
+	trace, err := o.trace(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +164,7 @@ func (o *options) compareLoader(cmd *cobra.Command) func(a, b string) (ui.Side, 
 // runs it under its name, an embedded preset otherwise.
 func (o *options) sideFile(name string) (*presets.File, error) {
 	if o.config != "" {
-		if data, err := os.ReadFile(o.config); err == nil {
+		if data, err := presets.ReadFile(o.config); err == nil {
 			if f, err := presets.Parse(o.config, data); err == nil && f.Name == name {
 				return f, nil
 			}

@@ -328,6 +328,9 @@ func invCheckSnapshot(t testing.TB, s *sim.Snapshot) {
 // Rejected configurations (an error from New or Step) are allowed outcomes.
 func invRun(t testing.TB, cfg sim.Config) {
 	t.Helper()
+	if !cfg.Recycle {
+		cfg.HistoryCap = invMaxSteps
+	}
 	e, err := sim.New(cfg)
 	if err != nil {
 		return
@@ -335,6 +338,7 @@ func invRun(t testing.TB, cfg sim.Config) {
 	w := cfg.Workload
 	var prev sim.Time
 	var last *sim.Snapshot
+	var snaps []*sim.Snapshot
 	tokens, steps := 0, 0
 	for {
 		s, err := e.Step()
@@ -373,7 +377,11 @@ func invRun(t testing.TB, cfg sim.Config) {
 			t.Fatalf("step %d: requests hold %d generated tokens, iterations produced %d", steps, gen, tokens)
 		}
 		last = s
+		if !cfg.Recycle {
+			snaps = append(snaps, s)
+		}
 	}
+	invHistory(t, e, snaps)
 	r := e.Result()
 	if last != nil {
 		t.Logf("%d steps, %d of %d requests done, %d tokens", steps, last.Done, w.Requests, tokens)
@@ -414,6 +422,30 @@ func invRun(t testing.TB, cfg sim.Config) {
 		}
 		if tokens != want {
 			t.Fatalf("every request completed: %d tokens generated, output lengths sum to %d", tokens, want)
+		}
+	}
+}
+
+// invHistory checks that the kept history gives back every snapshot exactly as Step
+// returned it, stepping back to the first and forward again to the last.
+func invHistory(t testing.TB, e *sim.Engine, snaps []*sim.Snapshot) {
+	if len(snaps) == 0 {
+		return
+	}
+	if h := e.History(); h.Len() != len(snaps) {
+		t.Fatalf("history keeps %d iterations of %d", h.Len(), len(snaps))
+	}
+	for i := len(snaps) - 2; i >= 0; i-- {
+		if b := e.Back(); !reflect.DeepEqual(b, snaps[i]) {
+			t.Fatalf("stepping back to iteration %d gave a different snapshot", i+1)
+		}
+	}
+	if e.Back() != nil {
+		t.Fatal("stepped back past the first iteration")
+	}
+	for i := 1; i < len(snaps); i++ {
+		if s, err := e.Step(); err != nil || !reflect.DeepEqual(s, snaps[i]) {
+			t.Fatalf("replaying iteration %d gave a different snapshot (%v)", i+1, err)
 		}
 	}
 }

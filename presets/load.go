@@ -5,7 +5,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -15,11 +17,46 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 )
 
 //go:embed *.toml catalog/*.toml
 var files embed.FS
+
+// MaxFileBytes is the largest preset file pimtui reads: the shipped presets are at most
+// 15 KB. The TOML decoder's time grows with the square of the unknown keys in a file
+// (4,000 take a second), so a file is refused on its size, before it is decoded.
+const MaxFileBytes = 64 << 10
+
+func tooLarge(filename string, size int64) error {
+	return &Error{File: filename, Msg: fmt.Sprintf("%d bytes: a preset file may be at most %d KiB (the shipped presets are at most 15 KB); is it the right file?", size, MaxFileBytes>>10)}
+}
+
+// ReadFile reads the preset file at path. A file larger than MaxFileBytes, or one that
+// is not a regular file (a FIFO would never end), is refused before it is read.
+func ReadFile(path string) ([]byte, error) {
+	// Stat before opening: opening a FIFO waits for a writer.
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, &Error{File: path, Msg: fmt.Sprintf("not a regular file (%s); give a preset file", outfile.Kind(st.Mode()))}
+	case st.Size() > MaxFileBytes:
+		return nil, tooLarge(path, st.Size())
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err == nil && len(data) > MaxFileBytes {
+		err = tooLarge(path, int64(len(data)))
+	}
+	return data, err
+}
 
 // families orders the preset listing; within a family the preset named after it comes
 // first, then the rest alphabetically.
@@ -126,6 +163,9 @@ func dottedKey(p *unstable.Parser, it unstable.Iterator) (string, pos) {
 // Parse decodes a preset file strictly and checks every value's range, the sections its
 // system needs and the keys they require. Errors carry file:line:col.
 func Parse(filename string, data []byte) (*File, error) {
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(filename, int64(len(data)))
+	}
 	var f File
 	d := toml.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()

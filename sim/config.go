@@ -53,6 +53,9 @@ type Config struct {
 
 	// HistoryCap is how many past snapshots the engine keeps for stepping back (0: none).
 	HistoryCap int
+	// HistoryBytes, when set, also bounds the memory the history holds: beyond it the
+	// oldest iterations go first (the newest two are always kept).
+	HistoryBytes int
 	// Recycle lets each Step reuse the previous snapshot's timeline buffers. Headless runs
 	// that read every snapshot before the next Step set it to spare the allocator; it
 	// cannot be combined with history.

@@ -88,10 +88,13 @@ func Systems() []string {
 
 // Engine steps a system one decode iteration at a time.
 type Engine struct {
-	cfg   Config
-	sys   system
-	gen   *generator
-	ppMul Time // iteration time × pipeline stages = time between a request's tokens
+	cfg      Config
+	sys      system // nil once the run has ended: its state is no longer needed
+	utilKeys []string
+	tp, pp   int     // the model's split, which the system may choose (splitter)
+	peak     float64 // dense FLOP peak for flop_utilization, 0 for a system without one
+	gen      *generator
+	ppMul    Time // iteration time × pipeline stages = time between a request's tokens
 
 	now        Time
 	step       int
@@ -102,9 +105,12 @@ type Engine struct {
 	done       int
 	recent     []RequestRow // last completed requests, newest last
 	err        error
-	history    []*Snapshot
+	history    []*packedSnap
+	histBytes  int // memory the history holds
+	pk         packer
 	back       int
-	last       *Snapshot
+	last       *Snapshot // the newest iteration
+	cur        *Snapshot // after Back, the iteration at the position replayed from
 	stats      runStats
 	spanHint   int
 	bubbleHint int
@@ -164,11 +170,19 @@ func New(cfg Config) (*Engine, error) {
 	}
 	seed := w.Seed
 	e := &Engine{
-		cfg:     cfg,
-		sys:     sys,
-		gen:     newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
-		ppMul:   Time(max(1, cfg.PP)),
-		checked: checked,
+		cfg:      cfg,
+		sys:      sys,
+		utilKeys: sys.utilKeys(),
+		gen:      newGenerator(*w, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))),
+		ppMul:    Time(max(1, cfg.PP)),
+		checked:  checked,
+	}
+	e.tp, e.pp = max(1, cfg.TP), max(1, cfg.PP)
+	if sp, ok := sys.(splitter); ok {
+		e.tp, e.pp = sp.split()
+	}
+	if fp, ok := sys.(flopPeaker); ok {
+		e.peak = fp.peakFLOPS()
 	}
 	e.stats.util = map[string]float64{}
 	e.stats.bubble = map[string]float64{}
@@ -183,7 +197,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Config() Config { return e.cfg }
 
 // UtilKeys names the utilisation figures the system reports.
-func (e *Engine) UtilKeys() []string { return e.sys.utilKeys() }
+func (e *Engine) UtilKeys() []string { return e.utilKeys }
 
 // Done reports whether the run has ended.
 func (e *Engine) Done() bool {
@@ -205,15 +219,14 @@ func (e *Engine) Err() error { return e.err }
 // Last is the most recent snapshot the caller has seen (nil before the first step).
 func (e *Engine) Last() *Snapshot {
 	if e.back > 0 {
-		return e.history[len(e.history)-1-e.back]
+		return e.cur
 	}
 	return e.last
 }
 
-// History returns the kept snapshots, oldest first, without moving the position Back and
-// Step replay from: the current one and, after Back, those ahead of it. The slice is a
-// copy and snapshots never change, so a caller may read it while the engine steps on.
-func (e *Engine) History() []*Snapshot { return slices.Clone(e.history) }
+// History returns the kept iterations without moving the position Back and Step replay
+// from: the current one and, after Back, those ahead of it.
+func (e *Engine) History() History { return History{slices.Clone(e.history)} }
 
 // Back steps back one iteration in the history and returns that snapshot, or nil if the
 // history holds nothing earlier.
@@ -222,7 +235,8 @@ func (e *Engine) Back() *Snapshot {
 		return nil
 	}
 	e.back++
-	return e.history[len(e.history)-1-e.back]
+	e.cur = e.history[len(e.history)-1-e.back].unpack()
+	return e.cur
 }
 
 // Step advances one decode iteration and returns its snapshot. After Back it replays the
@@ -230,7 +244,12 @@ func (e *Engine) Back() *Snapshot {
 func (e *Engine) Step() (*Snapshot, error) {
 	if e.back > 0 {
 		e.back--
-		return e.history[len(e.history)-1-e.back], nil
+		e.cur = nil
+		if e.back == 0 {
+			return e.last, nil
+		}
+		e.cur = e.history[len(e.history)-1-e.back].unpack()
+		return e.cur, nil
 	}
 	if e.Done() {
 		if e.err != nil {
@@ -241,17 +260,38 @@ func (e *Engine) Step() (*Snapshot, error) {
 	snap, err := e.iterate()
 	if err != nil {
 		e.err = err
+		e.sys = nil
 		return nil, err
 	}
 	e.last = snap
 	if e.cfg.HistoryCap > 0 {
-		if len(e.history) >= e.cfg.HistoryCap {
-			copy(e.history, e.history[1:])
-			e.history = e.history[:len(e.history)-1]
-		}
-		e.history = append(e.history, snap)
+		e.keep(snap)
+	}
+	if e.Done() {
+		// The planner's state (a Hermes model's every neuron: tens of megabytes) goes
+		// with the run; the snapshots, the history and the result stay.
+		e.sys = nil
 	}
 	return snap, nil
+}
+
+// keep adds snap to the history, packed, and drops the oldest iterations beyond the
+// history's cap or, all but the newest two, beyond its memory budget.
+func (e *Engine) keep(snap *Snapshot) {
+	p := e.pk.pack(snap)
+	e.history = append(e.history, p)
+	e.histBytes += p.bytes
+	drop := 0
+	for len(e.history)-drop > e.cfg.HistoryCap ||
+		(e.cfg.HistoryBytes > 0 && e.histBytes > e.cfg.HistoryBytes && len(e.history)-drop > 2) {
+		e.histBytes -= e.history[drop].bytes
+		drop++
+	}
+	if drop > 0 {
+		n := copy(e.history, e.history[drop:])
+		clear(e.history[n:])
+		e.history = e.history[:n]
+	}
 }
 
 // refill creates requests until the next one has not arrived yet or the workload is

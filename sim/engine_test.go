@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -146,13 +147,13 @@ func steppedWithHistory(t *testing.T, histCap, n int) (*Engine, []*Snapshot) {
 
 func TestStepBackReplaysHistory(t *testing.T) {
 	e, snaps := steppedWithHistory(t, 8, 5)
-	if b := e.Back(); b != snaps[3] {
-		t.Fatalf("back gave step %d, want 4", b.Step)
+	if b := e.Back(); !reflect.DeepEqual(b, snaps[3]) {
+		t.Fatalf("back gave step %d, want 4 as it was", b.Step)
 	}
-	if b := e.Back(); b != snaps[2] {
-		t.Fatalf("second back gave step %d, want 3", b.Step)
+	if b := e.Back(); !reflect.DeepEqual(b, snaps[2]) || e.Last() != b {
+		t.Fatalf("second back gave step %d, want 3 as it was", b.Step)
 	}
-	if s, _ := e.Step(); s != snaps[3] {
+	if s, _ := e.Step(); !reflect.DeepEqual(s, snaps[3]) {
 		t.Fatal("forward after back did not replay the history")
 	}
 	s, _ := e.Step()
@@ -170,18 +171,46 @@ func TestHistoryIsReadOnly(t *testing.T) {
 	e, snaps := steppedWithHistory(t, 4, 6)
 	e.Back()
 	h := e.History()
-	if len(h) != 4 || h[0] != snaps[2] || h[3] != snaps[5] {
-		t.Fatalf("history %d snapshots from step %d, want steps 3–6", len(h), h[0].Step)
+	if h.Len() != 4 || h.Step(0) != 3 || !reflect.DeepEqual(h.Snapshot(0), snaps[2]) || !reflect.DeepEqual(h.Snapshot(3), snaps[5]) {
+		t.Fatalf("history %d snapshots from step %d, want steps 3–6 as they were", h.Len(), h.Step(0))
 	}
-	h[0] = nil
-	if e.Last() != snaps[4] {
+	if e.Last().Step != 5 {
 		t.Fatalf("reading the history moved the position to step %d", e.Last().Step)
 	}
 	if s, _ := e.Step(); s != snaps[5] {
 		t.Fatal("after History, forward did not replay the kept step 6")
 	}
-	if e.History()[0] != snaps[2] {
-		t.Fatal("changing the returned slice changed the engine's history")
+	e.Step()
+	if h.Len() != 4 || h.Step(0) != 3 {
+		t.Fatal("stepping on changed a history already returned")
+	}
+}
+
+// A memory budget keeps fewer iterations, oldest dropped first, but never fewer than two.
+func TestHistoryBudget(t *testing.T) {
+	e, _ := steppedWithHistory(t, 8, 8)
+	full := e.histBytes
+	per := full / 8
+	c := testNeuPIMs()
+	c.Workload.Requests, c.Workload.MaxBatch = 50, 16
+	for _, tc := range []struct{ budget, want int }{{full, 8}, {3*per + per/2, 3}, {1, 2}} {
+		c.HistoryCap, c.HistoryBytes = 8, tc.budget
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			if _, err := e.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if h := e.History(); h.Len() != tc.want || h.Step(h.Len()-1) != 8 {
+			t.Errorf("budget %d bytes (%d per iteration): kept %d iterations up to step %d, want %d up to step 8",
+				tc.budget, per, h.Len(), h.Step(h.Len()-1), tc.want)
+		}
+		if e.histBytes > max(tc.budget, 2*per+per/2) {
+			t.Errorf("budget %d bytes: the history holds %d", tc.budget, e.histBytes)
+		}
 	}
 }
 
@@ -471,8 +500,8 @@ func TestStepTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := e.Step()
-	if err != nil || s.Step != 30 || len(e.History()) != 8 {
-		t.Fatalf("step %v, history %d, err %v", s, len(e.History()), err)
+	if err != nil || s.Step != 30 || e.History().Len() != 8 {
+		t.Fatalf("step %v, history %d, err %v", s, e.History().Len(), err)
 	}
 	if err := e.StepTo(1 << 30); err != nil || e.Done() {
 		t.Fatalf("past the end: %v, done %v", err, e.Done())

@@ -97,6 +97,9 @@ func (g *wyrng) u64() uint64 {
 	return hi ^ lo
 }
 
+// skip advances the generator past k 64-bit draws.
+func (g *wyrng) skip(k int) { g.s += uint64(k) * 0xa0761d6478bd642f }
+
 func (g *wyrng) normal() float32 {
 	if g.left < normBits {
 		g.r, g.left = g.u64(), 60
@@ -214,16 +217,17 @@ type nblock struct {
 	bytes           float64 // weight bytes of one neuron
 	kind0           *nkind  // shared static data of the block's kind
 
-	gap  []float32 // thr − the batch's largest persistent part: active iff S > gap
-	e    []float32 // token-level AR(1) state
-	par1 []uint16  // the two parents of each neuron in the previous block
-	par2 []uint16
-	clus []uint8   // co-activation cluster (contiguous native ranges)
-	kst  []float32 // cluster AR(1) states
-	s1   []uint8   // predictor state (4 bits)
-	loc  []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
-	home []uint8
-	win  []uint8 // tokens active in the current window
+	gap   []float32 // thr − the batch's largest persistent part: active iff S > gap
+	e     []float32 // token-level AR(1) state
+	shape *blockShape
+	par1  []uint16 // the two parents of each neuron in the previous block (shape's)
+	par2  []uint16
+	clus  []uint8   // co-activation cluster (contiguous native ranges; shape's)
+	kst   []float32 // cluster AR(1) states
+	s1    []uint8   // predictor state (4 bits)
+	loc   []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
+	home  []uint8
+	win   []uint8 // tokens active in the current window
 	// gpuList holds the GPU-resident neurons (loc 0), in no particular order; collect
 	// rebuilds it and promote keeps it current, so finding victims scans the GPU set only.
 	gpuList []uint16
@@ -332,7 +336,8 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	rate := [2]float64{sp.QKVActive, sp.MLPActive}
 	for k := range 2 {
-		ns.kinds[k] = newKind(n[k], rate[k], sp, ns.bins, homes)
+		key := kindKey{n[k], rate[k], sp.HotFrac, sp.HotShare, ns.bins, homes}
+		ns.kinds[k] = sharedKinds.get(key, func() *nkind { return newKind(n[k], rate[k], sp, ns.bins, homes) })
 	}
 	maxN := max(n[0], n[1])
 	ns.zeroPar = make([]uint16, maxN)
@@ -489,38 +494,83 @@ func shuffled(seed, salt uint64, id, n int) []int32 {
 	return native
 }
 
+// blockShape is what of a block never changes once built: each neuron's co-activation
+// cluster and its two parents in the previous block. It depends only on the seed, the
+// block and the sizes, so the engines of one model share it (sharedShapes), as they share
+// their kinds (sharedKinds).
+type blockShape struct {
+	clus       []uint8
+	par1, par2 []uint16
+}
+
+type shapeKey struct {
+	seed               uint64
+	id, n, parents, ks int
+}
+
+type kindKey struct {
+	n                       int
+	rate, hotFrac, hotShare float64
+	bins, homes             int
+}
+
+var (
+	sharedShapes sharedSet[shapeKey, blockShape]
+	sharedKinds  sharedSet[kindKey, nkind]
+)
+
 func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 	kd := ns.kinds[kind]
 	n := kd.n
 	b := &nblock{id: id, layer: layer, kind: kind, n: n, bytes: bytes, kind0: kd,
-		gap: slices.Clone(kd.thr), e: make([]float32, n), clus: make([]uint8, n),
+		gap: slices.Clone(kd.thr), e: make([]float32, n),
 		s1: make([]uint8, n), loc: make([]uint8, n), home: make([]uint8, n), win: make([]uint8, n),
 		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP)),
 		binLoc: make([]uint16, len(kd.binP)*ns.locs)}
 	K := max(1, min(ns.sp.Clusters, 255))
 	b.kst = make([]float32, K)
-	native := nativeOrder(ns.seed, id, n)
 	g := wyrng{s: hash3(ns.seed, 0x626c6f636b, uint64(id))}
 	for r := range n {
-		b.clus[r] = uint8(int(native[r]) * K / n)
 		b.e[r] = g.normal()
 	}
 	for k := range b.kst {
 		b.kst[k] = g.normal()
 	}
+	pn := 0
 	if id > 0 {
-		pn := ns.kinds[(id-1)%2].n
-		b.par1, b.par2 = make([]uint16, n), make([]uint16, n)
-		for i := range n {
-			b.par1[i] = uint16(g.u64() % uint64(pn))
-			b.par2[i] = uint16(g.u64() % uint64(pn))
+		pn = ns.kinds[(id-1)%2].n
+	}
+	var native []int32
+	nativeOf := func() []int32 {
+		if native == nil {
+			native = nativeOrder(ns.seed, id, n)
 		}
+		return native
+	}
+	parents := g
+	b.shape = sharedShapes.get(shapeKey{ns.seed, id, n, pn, K}, func() *blockShape {
+		sh := &blockShape{clus: make([]uint8, n)}
+		for r, v := range nativeOf() {
+			sh.clus[r] = uint8(int(v) * K / n)
+		}
+		if pn > 0 {
+			sh.par1, sh.par2 = make([]uint16, n), make([]uint16, n)
+			for i := range n {
+				sh.par1[i] = uint16(parents.u64() % uint64(pn))
+				sh.par2[i] = uint16(parents.u64() % uint64(pn))
+			}
+		}
+		return sh
+	})
+	b.clus, b.par1, b.par2 = b.shape.clus, b.shape.par1, b.shape.par2
+	if pn > 0 {
+		g.skip(2 * n)
 	}
 	homes := ns.locs - 1
 	switch ns.pol.Layout {
 	case LayoutChunked:
-		for r := range n {
-			b.home[r] = uint8(int(native[r]) * homes / n)
+		for r, v := range nativeOf() {
+			b.home[r] = uint8(int(v) * homes / n)
 		}
 	case LayoutRandom:
 		for r := range n {

@@ -468,7 +468,7 @@ func TestTraceBadRows(t *testing.T) {
 		{"1,10,10\n0.5,10,10\n", "earlier than the previous row's 1; sort the trace by arrival"},
 		{"0,10,0\n", "output_len \"0\" is not a whole number of tokens between 1 and"},
 	} {
-		_, err := ReadTrace(strings.NewReader(c.csv))
+		_, _, err := ReadTrace(strings.NewReader(c.csv))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.csv, err, c.want)
 		}

@@ -517,3 +517,31 @@ func TestLoLPIMDeterministic(t *testing.T) {
 		t.Fatal("two runs of one configuration differ")
 	}
 }
+
+// A finished run lets go of its planner, yet its result still carries the split the
+// system chose and its FLOP utilisation.
+func TestLoLPIMResultAfterRunEnds(t *testing.T) {
+	c := lpConfig()
+	c.Workload.Requests = 8
+	e, r := runAll(t, c)
+	if !e.Done() {
+		t.Fatal("run did not end")
+	}
+	tp, pp := newTestSplit(t, c)
+	if r.TP != tp || r.PP != pp {
+		t.Errorf("finished run reports split %d × %d, the system chose %d × %d", r.TP, r.PP, tp, pp)
+	}
+	if r.FLOPUtilization == nil || *r.FLOPUtilization <= 0 {
+		t.Errorf("finished run reports flop_utilization %v", r.FLOPUtilization)
+	}
+}
+
+// newTestSplit is the split a fresh engine of c reports before it steps.
+func newTestSplit(t *testing.T, c Config) (tp, pp int) {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Split()
+}

@@ -92,7 +92,7 @@ func (e *Engine) Result() Result {
 	if st.iters > 0 {
 		r.MeanBatch = float64(st.batchSum) / float64(st.iters)
 	}
-	for _, k := range e.sys.utilKeys() {
+	for _, k := range e.utilKeys {
 		r.Utilization[k] = 0
 		if st.time > 0 {
 			r.Utilization[k] = st.util[k] / float64(st.time)
@@ -117,8 +117,8 @@ func (e *Engine) Result() Result {
 		v := st.imbalance / float64(st.imbalanceN)
 		r.LoadImbalance = &v
 	}
-	if fp, ok := e.sys.(flopPeaker); ok && st.time > 0 {
-		v := st.flops / (fp.peakFLOPS() * st.time.Seconds())
+	if e.peak > 0 && st.time > 0 {
+		v := st.flops / (e.peak * st.time.Seconds())
 		r.FLOPUtilization = &v
 	}
 	return r
@@ -132,12 +132,7 @@ type splitter interface {
 
 // Split is the model's parallel split over the system's devices: tensor-parallel degree
 // and pipeline stages.
-func (e *Engine) Split() (tp, pp int) {
-	if s, ok := e.sys.(splitter); ok {
-		return s.split()
-	}
-	return max(1, e.cfg.TP), max(1, e.cfg.PP)
-}
+func (e *Engine) Split() (tp, pp int) { return e.tp, e.pp }
 
 // BatchCap reports the most requests the run admitted at once, and whether admission
 // ever left a request waiting for KV space while the batch had room: the batch was then

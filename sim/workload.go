@@ -167,15 +167,24 @@ func (g *generator) request() (Time, int, int) {
 	return g.clock, in, out
 }
 
+// maxTraceSeconds is the latest arrival a trace may give: the simulated clock holds
+// about 4.61e6 s (53 days) and FromSeconds clamps beyond.
+const maxTraceSeconds = 4.6e6
+
 // ReadTrace reads a request trace in CSV: a header "arrival_s,input_len,output_len" (the
 // header is optional) then one request per row. Errors name the line and column.
-func ReadTrace(r io.Reader) ([]TraceRequest, error) {
+// Arrival times later than the simulated clock holds (Unix timestamps, say) are taken
+// relative to the first request's: shift is then the seconds taken off every arrival,
+// and 0 otherwise. A trace longer than the clock holds is refused.
+func ReadTrace(r io.Reader) (reqs []TraceRequest, shift float64, err error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
 	var out []TraceRequest
+	var arrivals []float64
 	var last float64
+	lastLine := 0
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -184,42 +193,53 @@ func ReadTrace(r io.Reader) ([]TraceRequest, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("line %d:%d: %v", pe.Line, pe.Column, pe.Err)
+				return nil, 0, fmt.Errorf("line %d:%d: %v", pe.Line, pe.Column, pe.Err)
 			}
-			return nil, err
+			return nil, 0, err
 		}
 		line, _ := cr.FieldPos(0)
 		if len(out) == 0 && len(rec) > 0 && strings.EqualFold(strings.TrimSpace(rec[0]), "arrival_s") {
 			continue
 		}
 		if len(rec) != 3 {
-			return nil, fmt.Errorf("line %d: want 3 fields (arrival_s,input_len,output_len), got %d", line, len(rec))
+			return nil, 0, fmt.Errorf("line %d: want 3 fields (arrival_s,input_len,output_len), got %d", line, len(rec))
 		}
 		a, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64)
 		if err != nil || math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
 			_, col := cr.FieldPos(0)
-			return nil, fmt.Errorf("line %d:%d: arrival_s %q is not a time in seconds ≥ 0", line, col, rec[0])
+			return nil, 0, fmt.Errorf("line %d:%d: arrival_s %q is not a time in seconds ≥ 0", line, col, rec[0])
 		}
 		if a < last {
 			_, col := cr.FieldPos(0)
-			return nil, fmt.Errorf("line %d:%d: arrival_s %g is earlier than the previous row's %g; sort the trace by arrival", line, col, a, last)
+			return nil, 0, fmt.Errorf("line %d:%d: arrival_s %g is earlier than the previous row's %g; sort the trace by arrival", line, col, a, last)
 		}
-		last = a
+		last, lastLine = a, line
 		var lens [2]int
 		for i, name := range []string{"input_len", "output_len"} {
 			v, err := strconv.Atoi(strings.TrimSpace(rec[i+1]))
 			if err != nil || v < 1 || v > 1<<24 {
 				_, col := cr.FieldPos(i + 1)
-				return nil, fmt.Errorf("line %d:%d: %s %q is not a whole number of tokens between 1 and %d", line, col, name, rec[i+1], 1<<24)
+				return nil, 0, fmt.Errorf("line %d:%d: %s %q is not a whole number of tokens between 1 and %d", line, col, name, rec[i+1], 1<<24)
 			}
 			lens[i] = v
 		}
-		out = append(out, TraceRequest{Arrival: FromSeconds(a), InputLen: lens[0], OutputLen: lens[1]})
+		out = append(out, TraceRequest{InputLen: lens[0], OutputLen: lens[1]})
+		arrivals = append(arrivals, a)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("the trace has no requests (want rows of arrival_s,input_len,output_len)")
+		return nil, 0, errors.New("the trace has no requests (want rows of arrival_s,input_len,output_len)")
 	}
-	return out, nil
+	if last >= maxTraceSeconds {
+		shift = arrivals[0]
+		if last-shift >= maxTraceSeconds {
+			return nil, 0, fmt.Errorf("line %d: arrival_s %g is %.4g s after the first request's %g; the simulated clock holds %.4g s (about %.0f days)",
+				lastLine, last, last-shift, shift, maxTraceSeconds, maxTraceSeconds/86400)
+		}
+	}
+	for i, a := range arrivals {
+		out[i].Arrival = FromSeconds(a - shift)
+	}
+	return out, shift, nil
 }
 
 // Sample draws n requests' input and output lengths as a workload of this dataset would,

@@ -39,12 +39,12 @@ func TestLengthDistMatchesMeanAndStd(t *testing.T) {
 }
 
 func TestReadTrace(t *testing.T) {
-	tr, err := ReadTrace(strings.NewReader("arrival_s,input_len,output_len\n0,10,5\n# comment\n0.5, 20, 7\n"))
+	tr, shift, err := ReadTrace(strings.NewReader("arrival_s,input_len,output_len\n0,10,5\n# comment\n0.5, 20, 7\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr) != 2 || tr[1].Arrival != 500*Millisecond || tr[1].InputLen != 20 || tr[1].OutputLen != 7 {
-		t.Fatalf("got %+v", tr)
+	if len(tr) != 2 || tr[1].Arrival != 500*Millisecond || tr[1].InputLen != 20 || tr[1].OutputLen != 7 || shift != 0 {
+		t.Fatalf("got %+v, shift %g", tr, shift)
 	}
 	bad := []struct{ in, want string }{
 		{"0,10\n", "line 1: want 3 fields"},
@@ -54,12 +54,35 @@ func TestReadTrace(t *testing.T) {
 		{"1,10,5\n0,10,5\n", "earlier than the previous row"},
 		{"arrival_s,input_len,output_len\n", "no requests"},
 		{"0,\"10,5\n", "line 1"},
+		{"1700000000,10,5\n1800000000,10,5\n", "line 2: arrival_s 1.8e+09 is 1e+08 s after the first request's 1.7e+09; the simulated clock holds"},
 	}
 	for _, b := range bad {
-		_, err := ReadTrace(strings.NewReader(b.in))
+		_, _, err := ReadTrace(strings.NewReader(b.in))
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%q: got %v, want %q", b.in, err, b.want)
 		}
+	}
+}
+
+// A trace in Unix time starts at its first request: every arrival keeps its distance
+// from it, to the microsecond, and the shift is reported; a trace the clock holds as it is
+// is not shifted.
+func TestReadTraceShiftsLateArrivals(t *testing.T) {
+	tr, shift, err := ReadTrace(strings.NewReader("1700000000.25,10,5\n1700000000.25,11,5\n1700000003.5,12,6\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Time{0, 0, 3250 * Millisecond}
+	for i, r := range tr {
+		if d := r.Arrival - want[i]; d < -Microsecond || d > Microsecond {
+			t.Fatalf("request %d arrives at %v, want %v", i+1, r.Arrival, want[i])
+		}
+	}
+	if shift != 1700000000.25 {
+		t.Fatalf("shift %g, want the first arrival", shift)
+	}
+	if _, shift, err := ReadTrace(strings.NewReader("4000000,10,5\n")); err != nil || shift != 0 {
+		t.Fatalf("a trace within the clock: shift %g, %v", shift, err)
 	}
 }
 
@@ -67,17 +90,21 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add("arrival_s,input_len,output_len\n0,10,5\n0.5,20,7\n")
 	f.Add("0,1,1\n")
 	f.Add("1e308,1,1\n")
+	f.Add("1700000000,1,1\n1700000001,1,1\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		tr, err := ReadTrace(strings.NewReader(s))
+		tr, shift, err := ReadTrace(strings.NewReader(s))
 		if err != nil {
 			return
 		}
 		var last Time
 		for _, r := range tr {
-			if r.InputLen < 1 || r.OutputLen < 1 || r.Arrival < last {
+			if r.InputLen < 1 || r.OutputLen < 1 || r.Arrival < last || r.Arrival >= math.MaxInt64/2 {
 				t.Fatalf("accepted a bad row: %+v", r)
 			}
 			last = r.Arrival
+		}
+		if shift < 0 || (shift > 0 && tr[0].Arrival != 0) {
+			t.Fatalf("shift %g with the first request at %v", shift, tr[0].Arrival)
 		}
 	})
 }

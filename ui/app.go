@@ -15,9 +15,20 @@ import (
 	"github.com/pimtui/pimtui/sim"
 )
 
-// historyCap is how many past iterations the engine keeps for stepping back. It bounds
+// historyCap is how many past iterations the engine keeps for stepping back, and
+// historyBytes the memory they may hold (a large system keeps fewer). Together they bound
 // the explorer's memory however long autoplay runs.
-const historyCap = 128
+const (
+	historyCap   = 128
+	historyBytes = 16 << 20
+)
+
+// interactive readies cfg for an explorer's engine: a bounded history to step back in,
+// and fresh buffers every step, since the panes keep the snapshots they are given.
+func interactive(cfg sim.Config) sim.Config {
+	cfg.HistoryCap, cfg.HistoryBytes, cfg.Recycle = historyCap, historyBytes, false
+	return cfg
+}
 
 // speeds are the autoplay rates in steps per second that + and - move between.
 var speeds = []float64{0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
@@ -52,6 +63,10 @@ type Options struct {
 	// CompareLoad builds both sides, B serving A's request stream. Nil: no chooser.
 	CompareWith func(preset string) []CompareChoice
 	CompareLoad func(a, b string) (Side, Side, error)
+	// BuildSlots, when set, bounds the engine builds (resets, picked presets, lesson
+	// steps) running at once across every explorer that shares it: a served class, where
+	// one student's rebuilds must not take every core.
+	BuildSlots chan struct{}
 }
 
 // Model is the explorer's root model: it owns the engine, the layout, the focus and the
@@ -90,7 +105,7 @@ type Model struct {
 
 	lesson  *lessonState // the lesson being followed, nil outside lessons
 	lessonH int          // lines its panel takes in the current layout
-	loadSeq int          // the latest engine load asked for (preset, reset or lesson step)
+	builds  builder      // engine loads: a preset, a reset or a lesson step
 
 	// figs are the paper-vs-pimtui figures measured so far, by preset; figBusy is the
 	// preset being measured and figNext the one asked for meanwhile.
@@ -118,11 +133,10 @@ func New(cfg sim.Config, opts Options) (*Model, error) {
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
 	}
-	cfg.HistoryCap = historyCap
-	cfg.Recycle = false
+	cfg = interactive(cfg)
 	c := &Common{Width: 80, Height: 24, Keys: DefaultKeyMap(), Color: opts.Color, Dark: true}
 	c.Styles = newStyles(c.Color, c.Dark)
-	m := &Model{opts: opts, c: c, cfg: cfg, focus: paneTimeline, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
+	m := &Model{opts: opts, c: c, cfg: cfg, focus: paneTimeline, builds: builder{slots: opts.BuildSlots}, noMouse: opts.NoMouse, footer: help.New(), fz: forensics{threshold: defaultThreshold},
 		runControl: newRunControl(func(seq int) tea.Msg { return tickMsg{seq} }, func(seq int) tea.Msg { return clearStatusMsg{seq} })}
 	m.busy = true
 	m.stepNow = func() int {
@@ -152,6 +166,7 @@ type stepMsg struct {
 	back bool
 	snap *sim.Snapshot
 	err  error
+	kept int // after a step back: the iterations the history keeps
 }
 
 type tickMsg struct{ seq int }
@@ -163,7 +178,7 @@ type clearStatusMsg struct{ seq int }
 func stepCmd(e *sim.Engine, seq int, back bool) tea.Cmd {
 	return func() tea.Msg {
 		if back {
-			return stepMsg{seq: seq, back: true, snap: e.Back()}
+			return stepMsg{seq: seq, back: true, snap: e.Back(), kept: e.History().Len()}
 		}
 		s, err := e.Step()
 		return stepMsg{seq: seq, snap: s, err: err}
@@ -186,15 +201,14 @@ func (m *Model) buildingText() string { return "building the " + m.cfg.Preset + 
 // build builds the first engine off the UI goroutine; a loadedMsg marked first brings it
 // back.
 func (m *Model) build() tea.Cmd {
-	m.loadSeq++
-	seq, cfg := m.loadSeq, m.cfg
-	return func() tea.Msg {
+	cfg := m.cfg
+	return m.builds.build(func(seq int) tea.Msg {
 		e, err := sim.New(cfg)
 		if err == nil {
 			err = e.StepTo(cfg.OpenAt)
 		}
 		return loadedMsg{seq: seq, first: true, cfg: cfg, eng: e, err: err}
-	}
+	})
 }
 
 // started adopts the first engine and takes its first step, with any moves asked for
@@ -216,6 +230,7 @@ func (m *Model) started(msg loadedMsg) tea.Cmd {
 // headless frame.
 func (m *Model) startNow() error {
 	built := m.build()().(loadedMsg)
+	m.builds.finished(built.seq)
 	if built.err != nil {
 		return built.err
 	}
@@ -242,18 +257,30 @@ func (m *Model) request(back bool) tea.Cmd {
 // while to build) and adopted when loadedMsg arrives; until then the old run stays on
 // screen. A step still running on the old engine finishes there and its result is
 // dropped by its stale sequence number. If cfg cannot build an engine, nothing changes.
+// Repeated restarts coalesce (see builder).
 func (m *Model) restart(cfg sim.Config, fresh bool) tea.Cmd {
-	m.loadSeq++
-	seq := m.loadSeq
-	return func() tea.Msg {
-		cfg.HistoryCap = historyCap
-		cfg.Recycle = false
+	return m.builds.build(func(seq int) tea.Msg {
+		cfg = interactive(cfg)
 		e, err := sim.New(cfg)
 		if err == nil {
 			err = e.StepTo(cfg.OpenAt)
 		}
 		return loadedMsg{seq: seq, fresh: fresh, cfg: cfg, eng: e, err: err}
+	})
+}
+
+// reset restarts the run from its configuration, unless that is under way or done: while
+// an engine is being built (a reset, a picked preset, a lesson step) its run will start
+// afresh, and a stopped run still at its first step is what a reset would give, the
+// engine being deterministic. So a held r builds one engine, not one per key repeat.
+func (m *Model) reset() tea.Cmd {
+	switch {
+	case m.builds.running:
+		return nil
+	case m.err == nil && !m.playing && (m.snap == nil || m.snap.Step <= 1):
+		return m.setStatus("the run is at its start already", false)
 	}
+	return m.restart(m.cfg, false)
 }
 
 // loadedMsg carries an engine built off the UI goroutine (the first, a restart or a new
@@ -270,8 +297,8 @@ type loadedMsg struct {
 // loaded adopts a built engine; a new preset also leaves any lesson and fetches the
 // preset's figures.
 func (m *Model) loaded(msg loadedMsg) tea.Cmd {
-	if msg.seq != m.loadSeq {
-		return nil
+	if next, latest := m.builds.finished(msg.seq); !latest {
+		return next
 	}
 	if msg.first {
 		return m.started(msg)
@@ -337,6 +364,8 @@ func (m *Model) tooSmall() bool { return m.c.Width < MinWidth || m.c.Height < Mi
 // Update routes messages: results and ticks to the run loop, keys to the overlays, the
 // global bindings or the focused pane, clicks to the pane under the pointer.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, tick := msg.(tickMsg)
+	m.frame.seen(!tick)
 	if m.compare != nil {
 		if cmd, handled := m.inCompare(msg); handled {
 			return m, cmd
@@ -442,7 +471,7 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 		}
 	case msg.back:
 		m.pending = 0
-		status = m.setStatus("start of the kept history: the explorer keeps the last "+fmt.Sprint(historyCap)+" iterations", false)
+		status = m.setStatus(fmt.Sprintf("start of the kept history: the explorer keeps the last %d iterations", msg.kept), false)
 	}
 	if cmd := m.wantedSeek(); cmd != nil {
 		return tea.Batch(status, cmd)
@@ -494,7 +523,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Messages):
 		m.showLog = true
 	case key.Matches(msg, k.Reset):
-		return m.restart(m.cfg, false)
+		return m.reset()
 	case key.Matches(msg, k.Presets):
 		return m.openPresetPicker()
 	case key.Matches(msg, k.Compare):
@@ -609,13 +638,15 @@ func (m *Model) View() tea.View {
 	if m.compare != nil {
 		return m.compare.View()
 	}
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "pimtui — " + m.cfg.Preset
-	if !m.noMouse {
-		v.MouseMode = tea.MouseModeCellMotion
-	}
-	return v
+	return m.frame.view(func() tea.View {
+		v := tea.NewView(m.render())
+		v.AltScreen = true
+		v.WindowTitle = "pimtui — " + m.cfg.Preset
+		if !m.noMouse {
+			v.MouseMode = tea.MouseModeCellMotion
+		}
+		return v
+	})
 }
 
 func (m *Model) render() string {

@@ -626,8 +626,8 @@ func TestPresetLoadFailureKeepsRun(t *testing.T) {
 	}
 }
 
-// Engines load off the UI goroutine; when two loads overlap, only the one asked for last
-// is adopted, whichever finishes first.
+// Engines load off the UI goroutine, one at a time: a load asked for while one runs
+// waits for it, and the one running, superseded, is not adopted when it lands.
 func TestOnlyLatestLoadAdopted(t *testing.T) {
 	d := newDriver(t, "neupims", 120, 40)
 	first, err := smallConfig("gpu-h100")
@@ -639,14 +639,16 @@ func TestOnlyLatestLoadAdopted(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := d.m.restart(first, true), d.m.restart(second, true)
-	d.send(b())
+	if a == nil || b != nil {
+		t.Fatal("the second load did not wait for the first")
+	}
+	_, next := d.m.Update(a())
+	if d.m.cfg.Preset != "neupims" || next == nil {
+		t.Fatalf("the superseded load was adopted (preset %q) or the waiting one not started", d.m.cfg.Preset)
+	}
+	d.send(next())
 	if d.m.cfg.Preset != "npu-only" || d.m.snap == nil || d.m.snap.Step != 1 {
 		t.Fatalf("after the latest load: preset %q, snapshot %v", d.m.cfg.Preset, d.m.snap)
-	}
-	d.keys("n")
-	d.send(a())
-	if d.m.cfg.Preset != "npu-only" || d.m.snap.Step != 2 {
-		t.Fatalf("a stale load replaced the run: preset %q at step %d", d.m.cfg.Preset, d.m.snap.Step)
 	}
 }
 

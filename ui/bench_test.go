@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 
 	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
 )
 
 // benchConfig is a preset, with edits, on its default workload made long enough that no
-// benchmark reaches its end.
+// benchmark reaches its end (a million requests, no step limit).
 func benchConfig(b testing.TB, preset string, edit ...string) sim.Config {
 	f, err := presets.Get(preset)
 	if err != nil {
@@ -24,6 +26,7 @@ func benchConfig(b testing.TB, preset string, edit ...string) sim.Config {
 		}
 	}
 	f.Workload.Requests = 1000000
+	f.Workload.Steps = 0
 	cfg, err := presets.Build(f, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -52,20 +55,66 @@ func (m *Model) benchStep() {
 }
 
 // familyPresets are the presets the render benchmarks cover: each family's own system and
-// its plainest baseline.
-var familyPresets = []string{"neupims", "npu-pim", "gpu-h100", "l3", "lolpim", "helios"}
+// the plainest NeuPIMs baseline and GPU.
+var familyPresets = []string{"neupims", "npu-pim", "gpu-h100", "l3", "lolpim", "helios", "hermes"}
 
-// BenchmarkStepRender is one iteration as a user sees it: the engine's step, every pane
-// taking the new snapshot, and a full frame at 200×60.
+// discardTerminal draws frames as Bubble Tea's renderer does, into a terminal that
+// discards what it is sent: a frame's text parsed into cells, compared with the frame
+// before, and the cells that changed encoded as escape sequences. It counts the bytes.
+type discardTerminal struct {
+	cells uv.ScreenBuffer
+	scr   *uv.TerminalRenderer
+	sent  countingWriter
+}
+
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+func newDiscardTerminal(w, h int) *discardTerminal {
+	t := &discardTerminal{cells: uv.NewScreenBuffer(w, h)}
+	t.scr = uv.NewTerminalRenderer(&t.sent, []string{"TERM=xterm-256color"})
+	t.scr.SetColorProfile(colorprofile.TrueColor)
+	t.scr.SetFullscreen(true)
+	t.scr.SetRelativeCursor(false)
+	return t
+}
+
+func (t *discardTerminal) draw(v tea.View) {
+	t.cells.Clear()
+	uv.NewStyledString(v.Content).Draw(t.cells, t.cells.Bounds())
+	t.scr.Render(t.cells.RenderBuffer)
+	t.scr.Flush()
+}
+
+// autoplayStep is one step of autoplay as the program runs it: the tick's message (and
+// the frame Bubble Tea asks for after it), the step it starts, the step's message, and
+// its frame drawn to term. The next tick, which the step's message schedules, is the
+// next call's.
+func (m *Model) autoplayStep(term *discardTerminal) {
+	_, step := m.Update(tickMsg{m.seq})
+	m.View()
+	m.Update(step())
+	term.draw(m.View())
+}
+
+// BenchmarkStepRender is one iteration of autoplay at 200×60 as the user pays for it:
+// the engine's step, every pane taking the new snapshot, the frame, and the renderer's
+// work to put it on a terminal (which here discards it). term-B/op is what the terminal
+// would have been sent.
 func BenchmarkStepRender(b *testing.B) {
 	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
+			m.playing = true
+			term := newDiscardTerminal(200, 60)
+			term.draw(m.View())
+			term.sent.n = 0
 			b.ReportAllocs()
 			for b.Loop() {
-				m.benchStep()
-				_ = m.View()
+				m.autoplayStep(term)
 			}
+			b.ReportMetric(float64(term.sent.n)/float64(b.N), "term-B/op")
 		})
 	}
 }
@@ -86,13 +135,14 @@ func BenchmarkStep(b *testing.B) {
 }
 
 // BenchmarkRender is one frame of an unchanged snapshot: what a resize or a cursor move
-// costs.
+// costs (the View after a message that may change the screen), without the terminal.
 func BenchmarkRender(b *testing.B) {
 	for _, p := range familyPresets {
 		b.Run(p, func(b *testing.B) {
 			m := benchModel(b, p, 200, 60)
 			b.ReportAllocs()
 			for b.Loop() {
+				m.frame.seen(true)
 				_ = m.View()
 			}
 		})
@@ -147,8 +197,8 @@ func bigSnapshot() *sim.Snapshot {
 	return s
 }
 
-// BenchmarkLargeConfig is one step and a full frame at 200×60 of each family's largest
-// configuration: a 16×16 HeLioS mesh, about a million live KV blocks, LoL-PIM's 16 nodes,
+// BenchmarkLargeConfig is one autoplay step at 200×60, as BenchmarkStepRender, of each
+// family's largest configuration: a 16×16 HeLioS mesh, about a million live KV blocks, LoL-PIM's 16 nodes,
 // and Hermes with every neuron of LLaMA2-70B tracked.
 func BenchmarkLargeConfig(b *testing.B) {
 	cases := []struct {
@@ -163,10 +213,11 @@ func BenchmarkLargeConfig(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			m := benchModel(b, c.preset, 200, 60, c.edit...)
+			m.playing = true
+			term := newDiscardTerminal(200, 60)
 			b.ReportAllocs()
 			for b.Loop() {
-				m.benchStep()
-				_ = m.View()
+				m.autoplayStep(term)
 			}
 		})
 	}
@@ -179,6 +230,7 @@ func BenchmarkLargeSystem(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.setSnapshot(s)
+		m.frame.seen(true)
 		_ = m.View()
 	}
 }

@@ -75,8 +75,9 @@ type compareStepMsg struct {
 	snaps [2]*sim.Snapshot
 	errs  [2]error
 	// start is set when stepping back reached the start of a side's kept history; then
-	// neither side moved.
+	// neither side moved, and kept is the shorter side's kept history.
 	start bool
+	kept  int
 }
 
 type compareTickMsg struct{ seq int }
@@ -112,9 +113,7 @@ func newCompare(a, b Side, c *Common, embedded bool) (*Compare, error) {
 func (m *Compare) build(sides [2]Side) error {
 	var next [2]*cmpSide
 	for i, s := range sides {
-		cfg := s.Config
-		cfg.HistoryCap = historyCap
-		cfg.Recycle = false
+		cfg := interactive(s.Config)
 		e, err := sim.New(cfg)
 		if err != nil {
 			return fmt.Errorf("side %s (%s): %w", sideLetter(i), s.Name, err)
@@ -199,6 +198,7 @@ func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool) tea.Cmd
 					}
 				}
 				msg.snaps, msg.start = [2]*sim.Snapshot{}, true
+				msg.kept = min(engs[0].History().Len(), engs[1].History().Len())
 			}
 			return msg
 		}
@@ -234,7 +234,7 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 	switch {
 	case msg.start:
 		m.pending = 0
-		status = m.setStatus(fmt.Sprintf("start of the kept history: the compare view keeps the last %d steps of each side", historyCap), false)
+		status = m.setStatus(fmt.Sprintf("start of the kept history: the compare view keeps the last %d steps", msg.kept), false)
 	case msg.back:
 		for i, s := range m.sides {
 			if msg.moved[i] && msg.snaps[i] != nil {
@@ -300,6 +300,8 @@ func (m *Compare) finishedText() string {
 // overlay, the global bindings or the focused side's timeline, the mouse to the side
 // under the pointer.
 func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, tick := msg.(compareTickMsg)
+	m.frame.seen(!tick)
 	if m.c.terminal(msg) {
 		m.relayout()
 		return m, nil
@@ -358,13 +360,15 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 
 // View renders the whole screen from the model; it never touches the engines.
 func (m *Compare) View() tea.View {
-	v := tea.NewView(m.render())
-	v.AltScreen = true
-	v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
-	if !m.noMouse {
-		v.MouseMode = tea.MouseModeCellMotion
-	}
-	return v
+	return m.frame.view(func() tea.View {
+		v := tea.NewView(m.render())
+		v.AltScreen = true
+		v.WindowTitle = "pimtui compare — " + m.sides[0].Name + " vs " + m.sides[1].Name
+		if !m.noMouse {
+			v.MouseMode = tea.MouseModeCellMotion
+		}
+		return v
+	})
 }
 
 // shortHelp is the footer's bindings: the explorer's keys, described for two sides.

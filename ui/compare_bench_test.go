@@ -7,8 +7,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// BenchmarkCompareStepRender is one lockstep move as a user sees it: both engines step,
-// both timelines take their snapshots, the strip its ratios, and a full frame at 200×60.
+// BenchmarkCompareStepRender is one lockstep move as a user pays for it: both engines
+// step, both timelines take their snapshots, the strip its ratios, and a frame at 200×60
+// drawn to a terminal that discards it.
 // The two presets of each pair have the same request stream but for the number of
 // requests, which is set here for both.
 func BenchmarkCompareStepRender(b *testing.B) {
@@ -25,10 +26,11 @@ func BenchmarkCompareStepRender(b *testing.B) {
 			}
 			m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
 			m.Update(m.request(false)())
+			term := newDiscardTerminal(200, 60)
 			b.ReportAllocs()
 			for b.Loop() {
 				m.Update(m.request(false)())
-				_ = m.View()
+				term.draw(m.View())
 			}
 		})
 	}

@@ -3,13 +3,13 @@ package ui
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -36,10 +36,10 @@ func (msg exportedMsg) status() (string, bool) {
 // step is in flight; the writing happens off it.
 func (m *Model) export() tea.Cmd {
 	hist := m.eng.History()
-	if len(hist) == 0 {
+	if hist.Len() == 0 {
 		return m.setStatus("nothing to export before the first step", true)
 	}
-	from, to := hist[0].Step, hist[len(hist)-1].Step
+	from, to := hist.Step(0), hist.Step(hist.Len()-1)
 	what := fmt.Sprintf("iterations %d–%d", from, to)
 	if from == to {
 		what = fmt.Sprintf("iteration %d", from)
@@ -50,25 +50,26 @@ func (m *Model) export() tea.Cmd {
 }
 
 // exportCmd writes the trace and the CSV of hist beside each other, base.json and
-// base.csv. Both are written in full before either is renamed into place.
-func exportCmd(hist []*sim.Snapshot, utilKeys []string, preset, what, base string) tea.Cmd {
+// base.csv. Both are written in full before either is renamed into place. The kept
+// iterations are rebuilt one at a time, so an export holds one more in memory at most.
+func exportCmd(hist sim.History, utilKeys []string, preset, what, base string) tea.Cmd {
 	return func() tea.Msg {
 		paths := []string{base + ".json", base + ".csv"}
 		trace := func(w io.Writer) error {
 			tw := sim.NewTraceWriter(w, "pimtui "+preset)
-			for _, s := range hist {
-				tw.Add(s)
+			for i := range hist.Len() {
+				tw.Add(hist.Snapshot(i))
 			}
 			return tw.Close()
 		}
 		table := func(w io.Writer) error {
 			cw := sim.NewIterationCSV(w, utilKeys)
-			for _, s := range hist {
-				cw.Add(s)
+			for i := range hist.Len() {
+				cw.Add(hist.Snapshot(i))
 			}
 			return cw.Flush()
 		}
-		return exportedMsg{what: what, paths: paths, err: writeFiles(paths, trace, table)}
+		return exportedMsg{what: what, paths: paths, err: outfile.Write(paths, 0o644, trace, table)}
 	}
 }
 
@@ -85,49 +86,12 @@ func screenText(view string) string {
 func saveScreenCmd(text, preset string, step int, dir string) tea.Cmd {
 	return func() tea.Msg {
 		path := filepath.Join(dir, fmt.Sprintf("pimtui-%s-step%d.txt", fileSafe(preset), step))
-		err := writeFiles([]string{path}, func(w io.Writer) error {
+		err := outfile.Write([]string{path}, 0o644, func(w io.Writer) error {
 			_, err := io.WriteString(w, text)
 			return err
 		})
 		return exportedMsg{what: "the screen", paths: []string{path}, err: err}
 	}
-}
-
-// writeFiles writes each file to a temporary file beside it and, once every one is
-// complete, renames them into place, so a failed export leaves neither a truncated file
-// nor a damaged earlier export behind.
-func writeFiles(paths []string, writers ...func(io.Writer) error) error {
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}()
-	for i, p := range paths {
-		f, err := os.CreateTemp(filepath.Dir(p), ".pimtui-export-*")
-		if err != nil {
-			return err
-		}
-		tmps = append(tmps, f.Name())
-		// CreateTemp makes the file private; an export is an ordinary document.
-		err = f.Chmod(0o644)
-		if err == nil {
-			err = writers[i](f)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for i, p := range paths {
-		if err := os.Rename(tmps[i], p); err != nil {
-			return err
-		}
-	}
-	tmps = nil
-	return nil
 }
 
 // fileSafe keeps a preset name (which a user's file may set to anything) usable as part

@@ -3,9 +3,7 @@ package ui
 import (
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -58,8 +56,12 @@ func exported(t *testing.T, base string) (iters []int, spans int, rows [][]strin
 }
 
 // checkExport checks that base.json and base.csv hold exactly the snapshots in want.
-func checkExport(t *testing.T, base string, want []*sim.Snapshot, utilKeys []string) {
+func checkExport(t *testing.T, base string, hist sim.History, utilKeys []string) {
 	t.Helper()
+	want := make([]*sim.Snapshot, hist.Len())
+	for i := range want {
+		want[i] = hist.Snapshot(i)
+	}
 	iters, spans, rows := exported(t, base)
 	wantSpans := 0
 	for i, s := range want {
@@ -237,35 +239,29 @@ func TestExportFailureKeepsEarlierFile(t *testing.T) {
 	}
 }
 
-// A writer that fails part way leaves the existing files whole and no temporary file.
-func TestWriteFilesIsAllOrNothing(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "a.csv")
-	os.WriteFile(a, []byte("precious a"), 0o644)
-	os.WriteFile(b, []byte("precious b"), 0o644)
-	half := func(w io.Writer) error {
-		io.WriteString(w, "half")
-		return errors.New("disk full")
-	}
-	whole := func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }
-	for _, ws := range [][]func(io.Writer) error{{half, whole}, {whole, half}} {
-		if err := writeFiles([]string{a, b}, ws...); err == nil || !strings.Contains(err.Error(), "disk full") {
-			t.Fatalf("error %v", err)
-		}
-		ga, _ := os.ReadFile(a)
-		gb, _ := os.ReadFile(b)
-		if string(ga) != "precious a" || string(gb) != "precious b" {
-			t.Fatalf("files now %q and %q", ga, gb)
-		}
-		if ents, _ := os.ReadDir(dir); len(ents) != 2 {
-			t.Fatalf("%d files in the directory, want the two originals", len(ents))
+// An export or a saved screen never replaces what is not a regular file: a symbolic
+// link at the path is left as it was, with its target, and the status says why.
+func TestExportLeavesLinks(t *testing.T) {
+	d := newDriver(t, "neupims", 120, 40)
+	dir := d.m.opts.ExportDir
+	target := filepath.Join(t.TempDir(), "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	for _, name := range []string{"pimtui-neupims-steps1-1.json", "pimtui-neupims-step1.txt"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if err := writeFiles([]string{a, b}, whole, whole); err != nil {
-		t.Fatal(err)
+	for _, k := range []string{"e", "s"} {
+		d.keys(k)
+		if !d.m.statusBad || !strings.Contains(d.m.status, "is a symbolic link; pimtui writes only to a regular file or a new path") {
+			t.Fatalf("%s: status %q", k, d.m.status)
+		}
 	}
-	if ga, _ := os.ReadFile(a); string(ga) != "new" {
-		t.Fatalf("a is %q after a good write", ga)
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Fatalf("the target holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Fatalf("%d files in the export directory, want the two links", len(ents))
 	}
 }
 

@@ -199,27 +199,24 @@ func (m *Model) enterStep(l LessonInfo, i int) tea.Cmd {
 	if m.opts.LessonStep == nil {
 		return m.setStatus("lessons are not available here", true)
 	}
-	m.loadSeq++
-	seq := m.loadSeq
 	load := m.opts.LessonStep
-	return tea.Batch(m.setStatus(fmt.Sprintf("loading %s step %d/%d…", l.Name, i+1, len(l.Steps)), false), func() tea.Msg {
+	return tea.Batch(m.setStatus(fmt.Sprintf("loading %s step %d/%d…", l.Name, i+1, len(l.Steps)), false), m.builds.build(func(seq int) tea.Msg {
 		cfg, err := load(l.Name, i)
 		if err != nil {
 			return lessonLoadedMsg{seq: seq, info: l, step: i, err: err}
 		}
-		cfg.HistoryCap = historyCap
-		cfg.Recycle = false
+		cfg = interactive(cfg)
 		e, err := sim.New(cfg)
 		return lessonLoadedMsg{seq: seq, info: l, step: i, cfg: cfg, eng: e, err: err}
-	})
+	}))
 }
 
 // stepLoaded shows a loaded step: its engine stepped its iterations off the UI
 // goroutine, and its pane in focus. A step that could not load leaves the lesson where
 // it was, with the reason.
 func (m *Model) stepLoaded(msg lessonLoadedMsg) tea.Cmd {
-	if msg.seq != m.loadSeq {
-		return nil
+	if next, latest := m.builds.finished(msg.seq); !latest {
+		return next
 	}
 	if msg.err != nil {
 		return m.setStatus(fmt.Sprintf("%s step %d: %v", msg.info.Name, msg.step+1, msg.err), true)

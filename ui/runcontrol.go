@@ -35,6 +35,34 @@ type runControl struct {
 	// after schedules a message (autoplay ticks, status expiry); tests replace it to
 	// control time.
 	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+
+	frame frameCache
+}
+
+// frameCache keeps the last frame a view drew, so that a frame is not drawn again while
+// only messages that change nothing on the screen have come: Bubble Tea draws after every
+// message, and an autoplay tick, which only starts the next step, would draw each step's
+// frame twice (at 200×60 a frame costs more than the step).
+type frameCache struct {
+	last  tea.View
+	state int // messages that may have changed the screen
+	drawn int // state when last was drawn, +1 (0: never drawn)
+}
+
+// seen counts a message about to be handled; one that changes nothing on the screen
+// (an autoplay tick) leaves the last frame current.
+func (f *frameCache) seen(changes bool) {
+	if changes {
+		f.state++
+	}
+}
+
+// view returns the last frame if it is current, or draws one.
+func (f *frameCache) view(draw func() tea.View) tea.View {
+	if f.drawn != f.state+1 {
+		f.last, f.drawn = draw(), f.state+1
+	}
+	return f.last
 }
 
 func newRunControl(tickMsg, expiredMsg func(seq int) tea.Msg) runControl {

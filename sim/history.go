@@ -1,0 +1,366 @@
+package sim
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
+
+// The engine keeps past iterations so a viewer can step back (design §2.1). A snapshot is
+// mostly its timeline, thousands of spans and bubbles that repeat the same few operations
+// layer after layer, and its bank grid, whose rows often repeat (the modules of a pipeline
+// stage do the same work). Kept whole, 128 of them take tens to hundreds of megabytes; so
+// each kept iteration is packed: spans refer to a table of the distinct operations, their
+// integers are varints relative to what came before on the lane, and the grid keeps its
+// distinct rows over a table of its distinct values. Unpacking rebuilds the snapshot
+// exactly; everything else (KV map, neurons, metrics, requests) is shared with it.
+
+// packedSnap is one kept iteration.
+type packedSnap struct {
+	rest   Snapshot // the snapshot without its spans, bubbles, critical path and grid cells
+	ops    []opKey  // distinct operations of the timeline
+	tl     []byte   // spans, bubbles and critical path
+	grid   []byte   // bank grid cells, when packed
+	vals   []float64
+	nilSet uint8 // which packed slices were nil (nilSpans…), so unpacking restores them
+	bytes  int   // memory held, for the history's budget
+}
+
+const (
+	nilSpans = 1 << iota
+	nilBubbles
+	nilCritical
+	nilPIM
+	nilMem
+	nilOwner
+	gridPacked
+)
+
+// opKey is what spans of one operation share: everything but where and when it ran.
+type opKey struct {
+	Name         string
+	Dur          Time
+	FLOPs, Bytes float64
+	SubBatch     int
+}
+
+// packer holds the scratch tables packing reuses from one iteration to the next.
+type packer struct {
+	ops  map[uint64]int32 // opHash → index into the op table
+	more map[opKey]int32  // ops whose hash an earlier op took
+	vals map[uint64]int32
+	rows map[uint64][]int32
+	ends []Time
+}
+
+// opHash hashes what a span shares with the other spans of its operation. It takes the
+// name's address rather than its bytes: names are shared strings, so this is as good and
+// far cheaper (hashing the strings was most of the packing), and two copies of one name
+// only cost the table an entry.
+func opHash(sp *Span) uint64 {
+	h := splitmix(uint64(uintptr(unsafe.Pointer(unsafe.StringData(sp.Name)))) ^ uint64(len(sp.Name))<<48)
+	h = splitmix(h ^ uint64(sp.Dur))
+	h = splitmix(h ^ math.Float64bits(sp.FLOPs))
+	h = splitmix(h ^ math.Float64bits(sp.Bytes))
+	return splitmix(h ^ uint64(sp.SubBatch))
+}
+
+// op returns the index of sp's operation in ps's table, adding it if it is new.
+func (p *packer) op(ps *packedSnap, sp *Span) int32 {
+	k := opKey{sp.Name, sp.Dur, sp.FLOPs, sp.Bytes, sp.SubBatch}
+	h := opHash(sp)
+	id, ok := p.ops[h]
+	if ok && ps.ops[id] == k {
+		return id
+	}
+	if ok {
+		if id, ok := p.more[k]; ok {
+			return id
+		}
+	}
+	id = int32(len(ps.ops))
+	ps.ops = append(ps.ops, k)
+	if ok {
+		p.more[k] = id
+	} else {
+		p.ops[h] = id
+	}
+	return id
+}
+
+func (p *packer) pack(s *Snapshot) *packedSnap {
+	if p.ops == nil {
+		p.ops, p.more, p.vals, p.rows = map[uint64]int32{}, map[opKey]int32{}, map[uint64]int32{}, map[uint64][]int32{}
+	}
+	ps := &packedSnap{rest: *s}
+	tl := &ps.rest.Timeline
+	tl.Spans, tl.Bubbles, tl.Critical = nil, nil, nil
+	for bit, isNil := range []bool{s.Timeline.Spans == nil, s.Timeline.Bubbles == nil, s.Timeline.Critical == nil} {
+		if isNil {
+			ps.nilSet |= 1 << bit
+		}
+	}
+	ps.tl = p.packTimeline(ps, &s.Timeline)
+	g := &s.Banks
+	if n := g.Rows * g.Cols; n > 0 && len(g.PIM) == n && len(g.Mem) == n && len(g.Owner) == n {
+		ps.grid, ps.vals = p.packGrid(g)
+		ps.nilSet |= gridPacked
+		ps.rest.Banks.PIM, ps.rest.Banks.Mem, ps.rest.Banks.Owner = nil, nil, nil
+	}
+	ps.bytes = int(unsafe.Sizeof(*ps)) + len(ps.tl) + len(ps.grid) + 8*len(ps.vals) +
+		len(ps.ops)*int(unsafe.Sizeof(opKey{})) + sharedBytes(&ps.rest)
+	return ps
+}
+
+// laneEnd is where the previous span on a lane ended: a span's start is stored as its
+// gap after it, mostly zero.
+func (p *packer) laneEnd(lanes int) []Time {
+	p.ends = append(p.ends[:0], make([]Time, lanes)...)
+	return p.ends
+}
+
+func endAt(ends []Time, lane int) *Time {
+	if lane >= 0 && lane < len(ends) {
+		return &ends[lane]
+	}
+	return new(Time)
+}
+
+func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
+	clear(p.ops)
+	clear(p.more)
+	b := make([]byte, 0, 6*len(tl.Spans)+10*len(tl.Bubbles)+2*len(tl.Critical)+16)
+	b = binary.AppendUvarint(b, uint64(len(tl.Spans)))
+	b = binary.AppendUvarint(b, uint64(len(tl.Bubbles)))
+	b = binary.AppendUvarint(b, uint64(len(tl.Critical)))
+	ends := p.laneEnd(len(tl.Lanes))
+	var layer, stage int
+	for i := range tl.Spans {
+		sp := &tl.Spans[i]
+		id := p.op(ps, sp)
+		end := endAt(ends, sp.Lane)
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendVarint(b, int64(sp.Lane))
+		b = binary.AppendVarint(b, int64(sp.Layer-layer))
+		b = binary.AppendVarint(b, int64(sp.Stage-stage))
+		b = binary.AppendVarint(b, int64(sp.Start-*end))
+		b = binary.AppendVarint(b, int64(i-sp.By))
+		layer, stage, *end = sp.Layer, sp.Stage, sp.Start+sp.Dur
+	}
+	ends = p.laneEnd(len(tl.Lanes))
+	waited := 0
+	for _, bu := range tl.Bubbles {
+		end := endAt(ends, bu.Lane)
+		b = binary.AppendVarint(b, int64(bu.Lane))
+		b = append(b, byte(bu.Cause))
+		b = binary.AppendVarint(b, int64(bu.Start-*end))
+		b = binary.AppendVarint(b, int64(bu.Dur))
+		b = binary.AppendVarint(b, int64(bu.Waited-waited))
+		waited, *end = bu.Waited, bu.Start+bu.Dur
+	}
+	prev := 0
+	for _, c := range tl.Critical {
+		b = binary.AppendVarint(b, int64(c-prev))
+		prev = c
+	}
+	return b
+}
+
+// packGrid writes each row as a reference to an identical earlier row or as its cells:
+// indices into the table of distinct values, and each owner relative to the one before.
+func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
+	clear(p.vals)
+	clear(p.rows)
+	var vals []float64
+	val := func(v float64) uint64 {
+		bits := math.Float64bits(v)
+		id, ok := p.vals[bits]
+		if !ok {
+			id = int32(len(vals))
+			p.vals[bits] = id
+			vals = append(vals, v)
+		}
+		return uint64(id)
+	}
+	b := make([]byte, 0, g.Rows*4+g.Rows*g.Cols/4)
+	owner := 0
+	for r := range g.Rows {
+		lo, hi := r*g.Cols, (r+1)*g.Cols
+		h := rowHash(g, lo, hi)
+		same := -1
+		for _, q := range p.rows[h] {
+			if rowsEqual(g, int(q)*g.Cols, lo) {
+				same = int(q)
+				break
+			}
+		}
+		if same >= 0 {
+			b = binary.AppendUvarint(b, uint64(r-same))
+			continue
+		}
+		p.rows[h] = append(p.rows[h], int32(r))
+		b = append(b, 0)
+		for i := lo; i < hi; i++ {
+			b = binary.AppendUvarint(b, val(g.PIM[i]))
+			b = binary.AppendUvarint(b, val(g.Mem[i]))
+			b = binary.AppendVarint(b, int64(g.Owner[i]-owner))
+			owner = g.Owner[i]
+		}
+	}
+	return b, vals
+}
+
+func rowHash(g *BankGrid, lo, hi int) uint64 {
+	h := uint64(14695981039346656037)
+	for i := lo; i < hi; i++ {
+		h = (h ^ math.Float64bits(g.PIM[i])) * 1099511628211
+		h = (h ^ math.Float64bits(g.Mem[i])) * 1099511628211
+		h = (h ^ uint64(g.Owner[i])) * 1099511628211
+	}
+	return h
+}
+
+func rowsEqual(g *BankGrid, a, b int) bool {
+	for j := range g.Cols {
+		if math.Float64bits(g.PIM[a+j]) != math.Float64bits(g.PIM[b+j]) ||
+			math.Float64bits(g.Mem[a+j]) != math.Float64bits(g.Mem[b+j]) || g.Owner[a+j] != g.Owner[b+j] {
+			return false
+		}
+	}
+	return true
+}
+
+// unpack rebuilds the snapshot ps was packed from.
+func (ps *packedSnap) unpack() *Snapshot {
+	s := ps.rest
+	tl := &s.Timeline
+	b := ps.tl
+	uv := func() int {
+		v, n := binary.Uvarint(b)
+		b = b[n:]
+		return int(v)
+	}
+	sv := func() int64 {
+		v, n := binary.Varint(b)
+		b = b[n:]
+		return v
+	}
+	nSpans, nBubbles, nCrit := uv(), uv(), uv()
+	if ps.nilSet&nilSpans == 0 {
+		tl.Spans = make([]Span, nSpans)
+	}
+	if ps.nilSet&nilBubbles == 0 {
+		tl.Bubbles = make([]Bubble, nBubbles)
+	}
+	if ps.nilSet&nilCritical == 0 {
+		tl.Critical = make([]int, nCrit)
+	}
+	ends := make([]Time, len(tl.Lanes))
+	var layer, stage int
+	for i := range tl.Spans {
+		k := ps.ops[uv()]
+		sp := &tl.Spans[i]
+		sp.Name, sp.Dur, sp.FLOPs, sp.Bytes, sp.SubBatch = k.Name, k.Dur, k.FLOPs, k.Bytes, k.SubBatch
+		sp.Lane = int(sv())
+		layer += int(sv())
+		stage += int(sv())
+		sp.Layer, sp.Stage = layer, stage
+		end := endAt(ends, sp.Lane)
+		sp.Start = *end + Time(sv())
+		sp.By = i - int(sv())
+		*end = sp.Start + sp.Dur
+	}
+	clear(ends)
+	waited := 0
+	for i := range tl.Bubbles {
+		bu := &tl.Bubbles[i]
+		bu.Lane = int(sv())
+		bu.Cause = BubbleCause(b[0])
+		b = b[1:]
+		end := endAt(ends, bu.Lane)
+		bu.Start = *end + Time(sv())
+		bu.Dur = Time(sv())
+		waited += int(sv())
+		bu.Waited = waited
+		*end = bu.Start + bu.Dur
+	}
+	prev := 0
+	for i := range tl.Critical {
+		prev += int(sv())
+		tl.Critical[i] = prev
+	}
+	if ps.nilSet&gridPacked != 0 {
+		ps.unpackGrid(&s.Banks)
+	}
+	return &s
+}
+
+func (ps *packedSnap) unpackGrid(g *BankGrid) {
+	n := g.Rows * g.Cols
+	g.PIM, g.Mem, g.Owner = make([]float64, n), make([]float64, n), make([]int, n)
+	b := ps.grid
+	owner := 0
+	for r := range g.Rows {
+		lo := r * g.Cols
+		back, k := binary.Uvarint(b)
+		b = b[k:]
+		if back > 0 {
+			src := (r - int(back)) * g.Cols
+			copy(g.PIM[lo:lo+g.Cols], g.PIM[src:])
+			copy(g.Mem[lo:lo+g.Cols], g.Mem[src:])
+			copy(g.Owner[lo:lo+g.Cols], g.Owner[src:])
+			continue
+		}
+		for i := lo; i < lo+g.Cols; i++ {
+			v, k := binary.Uvarint(b)
+			g.PIM[i] = ps.vals[v]
+			b = b[k:]
+			v, k = binary.Uvarint(b)
+			g.Mem[i] = ps.vals[v]
+			b = b[k:]
+			d, k := binary.Varint(b)
+			owner += int(d)
+			g.Owner[i] = owner
+			b = b[k:]
+		}
+	}
+}
+
+// sharedBytes estimates the memory of what a packed snapshot shares with the snapshot it
+// was made from: the KV map, the neuron bins, the request table, the metrics and whatever
+// of the grid was not packed.
+func sharedBytes(s *Snapshot) int {
+	n := int(unsafe.Sizeof(*s))
+	g := &s.Banks
+	n += 8*(len(g.PIM)+len(g.Mem)+len(g.Owner)) + 16*len(g.RowNotes)
+	for _, l := range s.KV.Locations {
+		n += int(unsafe.Sizeof(l)) + len(l.Holders)*int(unsafe.Sizeof(KVHolder{}))
+		for _, h := range l.Holders {
+			n += 4 * len(h.Pages)
+		}
+	}
+	for _, b := range s.Neurons.Blocks {
+		n += int(unsafe.Sizeof(b)) + len(b.Bins)*int(unsafe.Sizeof(NeuronBin{})) +
+			4*(len(b.Computed)+len(b.Placed)) + 2*len(b.BinPlaced)
+	}
+	st := &s.Neurons.Stats
+	n += 4*(len(st.RemapBefore)+len(st.RemapAfter)) + 8*len(st.HomeLoadMB)
+	n += len(s.Requests) * int(unsafe.Sizeof(RequestRow{}))
+	// A map entry costs about its key and value and a word of overhead.
+	m := &s.Metrics
+	n += 40*(len(m.Util)+len(m.Bubble)) + (32+int(unsafe.Sizeof(Causes{})))*len(m.BubbleCause)
+	return n
+}
+
+// History is the iterations an engine keeps, oldest first. It does not change when the
+// engine steps on, so it may be read from another goroutine.
+type History struct{ kept []*packedSnap }
+
+// Len is the number of iterations kept.
+func (h History) Len() int { return len(h.kept) }
+
+// Step is the iteration number of the i-th kept iteration.
+func (h History) Step(i int) int { return h.kept[i].rest.Step }
+
+// Snapshot rebuilds the i-th kept iteration.
+func (h History) Snapshot(i int) *Snapshot { return h.kept[i].unpack() }
