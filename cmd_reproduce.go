@@ -287,6 +287,9 @@ type reproduceRow struct {
 	Within     *bool    `json:"within,omitempty"`
 	Points     *int     `json:"points,omitempty"`
 	Skipped    *int     `json:"skipped,omitempty"`
+	// FLOPUtilization is each system's mean flop_utilization over the grid, for the
+	// systems of the comparison that report one.
+	FLOPUtilization map[string]float64 `json:"flop_utilization,omitempty"`
 }
 
 // methodText says how an experiment's runs are measured.
@@ -333,6 +336,7 @@ func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, form
 			if o := x.Outcome; o != nil {
 				m, ratio := o.Measured, o.Measured/x.Target()
 				r.Pimtui, r.Ratio, r.Within, r.Points, r.Skipped = &m, &ratio, &o.Within, &o.Points, &o.Skipped
+				r.FLOPUtilization = o.FLOPUtilization
 			}
 			out.Experiments = append(out.Experiments, r)
 		}
@@ -377,7 +381,7 @@ func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, form
 		}
 	}
 	fmt.Fprintf(w, "%d of %d claims match the paper (a speed-up: ratio within ±25%% and its logarithm within ±25%%; tokens/s within ±15%%; a utilisation within ±0.05)\n\n", match, total)
-	fmt.Fprintln(tw, "FAMILY\tPRESET\tEXPERIMENT\tCONDITIONS\tMETHOD\tPAPER\tPIMTUI\tPIMTUI/PAPER\tWITHIN\tGAP")
+	fmt.Fprintln(tw, "FAMILY\tPRESET\tEXPERIMENT\tCONDITIONS\tMETHOD\tPAPER\tPIMTUI\tPIMTUI/PAPER\tWITHIN\tFLOP UTIL\tGAP")
 	for _, x := range exps {
 		o := x.Outcome
 		if o == nil {
@@ -398,12 +402,13 @@ func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, form
 		if o.Skipped > 0 {
 			cond += fmt.Sprintf(" (%d of %d points fit)", o.Points, o.Points+o.Skipped)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", x.Family, x.Preset, x.ID, cond, methodCell(x.Expect), paper, v, o.Measured/x.Target(), within, gap)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\n", x.Family, x.Preset, x.ID, cond, methodCell(x.Expect), paper, v, o.Measured/x.Target(), within, utilCell(x), gap)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	writeReduced(w, exps)
+	fmt.Fprintln(w, utilLegend)
 	width := 80
 	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
 		if tw, _, err := term.GetSize(f.Fd()); err == nil && tw > 20 {
@@ -454,6 +459,34 @@ func methodCell(e presets.Expect) string {
 	}
 	return "steady " + thousands(e.Warmup) + "+" + thousands(e.Steps)
 }
+
+// utilCell is the FLOP utilisation of each system of an experiment, the preset first and
+// then its baselines ("49% · 1.7%"), — for a system that reports none; empty when none does.
+func utilCell(x experiment) string {
+	u := x.Outcome.FLOPUtilization
+	if len(u) == 0 {
+		return ""
+	}
+	var cells []string
+	for _, sys := range append([]string{x.Preset, x.Versus}, x.BestOf...) {
+		if sys == "" {
+			continue
+		}
+		v, ok := u[sys]
+		switch {
+		case !ok:
+			cells = append(cells, "—")
+		case v >= 0.095:
+			cells = append(cells, fmt.Sprintf("%.0f%%", 100*v))
+		default:
+			cells = append(cells, fmt.Sprintf("%.1f%%", 100*v))
+		}
+	}
+	return strings.Join(cells, " · ")
+}
+
+// utilLegend explains the table's utilisation cells.
+const utilLegend = "FLOP UTIL: useful FLOPs over the peak FLOP rate of the compute units × the time (flop_utilization), the preset first, then what it is compared with; — where a system reports none."
 
 // methodLegend explains the table's method cells.
 const methodLegend = "METHOD: steady W+S = a closed loop kept full, W warm-up iterations, then S measured; whole N = N requests served end to end, all output tokens over all the time."

@@ -103,7 +103,11 @@ func TestReproduceReport(t *testing.T) {
 			if i == 1 {
 				m = e.Target() / 2
 			}
-			outs = append(outs, presets.Outcome{Expect: e, Preset: name, Measured: m, Within: i != 1, Points: 40})
+			o := presets.Outcome{Expect: e, Preset: name, Measured: m, Within: i != 1, Points: 40}
+			if i == 0 {
+				o.FLOPUtilization = map[string]float64{name: 0.42, "unrelated": 0.5}
+			}
+			outs = append(outs, o)
 		}
 		return outs, nil
 	}
@@ -129,7 +133,7 @@ func TestReproduceReport(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "3 of 4 claims match the paper (a speed-up: ratio within ±25% and its logarithm within ±25%") {
 		t.Fatalf("verdict %q", lines[0])
 	}
-	if h := strings.Fields(lines[2]); strings.Join(h, " ") != "FAMILY PRESET EXPERIMENT CONDITIONS METHOD PAPER PIMTUI PIMTUI/PAPER WITHIN GAP" {
+	if h := strings.Fields(lines[2]); strings.Join(h, " ") != "FAMILY PRESET EXPERIMENT CONDITIONS METHOD PAPER PIMTUI PIMTUI/PAPER WITHIN FLOP UTIL GAP" {
 		t.Fatalf("header %v", h)
 	}
 	f, _ := presets.Get("neupims")
@@ -144,6 +148,10 @@ func TestReproduceReport(t *testing.T) {
 			t.Fatalf("no row for %s:\n%s", e.ID, out)
 		}
 		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+512", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
+		if i == 0 {
+			// the system's utilisation, then its baseline's, which reports none
+			want = append(want, "yes     42% · —")
+		}
 		if i == 1 {
 			want = []string{fmt.Sprintf("%.2f×", e.Ratio/2), "0.50", "no", gapLine(e.Gap)}
 		}
@@ -155,7 +163,7 @@ func TestReproduceReport(t *testing.T) {
 	}
 	// The chart: NeuPIMs against the baselines its experiments name, over the grid's batches.
 	for _, w := range []string{"neupims: throughput_tok_s against batch size, gpt3-7b (tp 4, pp 1) on sharegpt", "● neupims", "■ npu-pim", "▲ npu-only", "◆ gpu-a100", "256",
-		"* neupims vs-npu-pim: Fig. 12 sweeps batch 64, 128, 256, 384 and 512", methodLegend} {
+		"* neupims vs-npu-pim: Fig. 12 sweeps batch 64, 128, 256, 384 and 512", methodLegend, utilLegend} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
@@ -168,6 +176,9 @@ func TestReproduceReport(t *testing.T) {
 	r := decodeReproduce(t, js)
 	if len(r.Experiments) != 4 || r.Experiments[1].Within == nil || *r.Experiments[1].Within || *r.Experiments[0].Ratio < 1.09 {
 		t.Fatalf("experiments %+v", r.Experiments)
+	}
+	if u := r.Experiments[0].FLOPUtilization; u["neupims"] != 0.42 || r.Experiments[1].FLOPUtilization != nil {
+		t.Fatalf("flop_utilization %v, then %v", u, r.Experiments[1].FLOPUtilization)
 	}
 	if x := r.Experiments[0]; !strings.HasPrefix(x.Method, "steady state") || x.Rule != "ratio within ±25% and its logarithm within ±25%" ||
 		!strings.HasPrefix(x.Reduced, "Fig. 12 sweeps") || !strings.Contains(x.MethodNote, "§8.1") {

@@ -21,6 +21,10 @@ type Outcome struct {
 	Within   bool // by the rule of score.go
 	Points   int
 	Skipped  int // grid points left out because a system cannot hold a request of the workload
+	// FLOPUtilization is, for each system of the comparison (this preset and its baselines)
+	// that reports one, the mean over the grid's points of its flop_utilization: the share
+	// of its compute units' peak FLOP rate the run fills.
+	FLOPUtilization map[string]float64
 }
 
 // gridPoint is one run of an expectation's grid.
@@ -109,14 +113,14 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 			}
 		}
 	}
-	values := make([]float64, len(points))
+	runs := make([]map[string]float64, len(points))
 	errs := make([]error, len(points))
 	var wg sync.WaitGroup
 	work := make(chan int)
 	for range min(workers, max(1, len(points))) {
 		wg.Go(func() {
 			for i := range work {
-				values[i], errs[i] = measure(points[i])
+				runs[i], errs[i] = measureRun(points[i])
 			}
 		})
 	}
@@ -128,21 +132,28 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	value := func(p gridPoint) float64 { return metric(runs[index[p]], p.metric) }
 	var out []Outcome
 	for _, e := range f.Expect {
 		o := Outcome{Expect: e, Preset: name}
 		var sum float64
+		util := map[string][]float64{}
 		for i, m := range e.Grid.Model {
 			tp, pp := split(e, i)
 			for _, d := range datasetsOf(e, i) {
 				for _, b := range batchesOf(e, i) {
-					a := values[index[point(name, e, m, d, tp, pp, b)]]
+					for _, sys := range append([]string{name}, baselines(e)...) {
+						if u, ok := runs[index[point(sys, e, m, d, tp, pp, b)]][flopUtilization]; ok {
+							util[sys] = append(util[sys], u)
+						}
+					}
+					a := value(point(name, e, m, d, tp, pp, b))
 					v := 0.0
 					if e.Versus == "" {
 						v = 1 // absolute: the metric itself
 					}
 					for _, bl := range baselines(e) {
-						v = max(v, values[index[point(bl, e, m, d, tp, pp, b)]])
+						v = max(v, value(point(bl, e, m, d, tp, pp, b)))
 					}
 					if math.IsNaN(a) || math.IsNaN(v) {
 						// a system that cannot hold a request of this point's workload has no
@@ -174,6 +185,12 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 			o.Measured = math.Exp(o.Measured)
 		}
 		o.Within = o.Points > 0 && Within(e.KindOf(), e.Target(), o.Measured)
+		for sys, us := range util {
+			if o.FLOPUtilization == nil {
+				o.FLOPUtilization = map[string]float64{}
+			}
+			o.FLOPUtilization[sys] = mean(us)
+		}
 		out = append(out, o)
 	}
 	return out, nil
@@ -227,21 +244,49 @@ const steadyRequests = 10_000_000
 // machine's cores.
 var slots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
-// measured keeps each grid point's value: runs are deterministic, and a curve redraws
+// measured keeps each grid point's run: runs are deterministic, and a curve redraws
 // points its expectation's grid already ran.
-var measured sync.Map // gridPoint → float64
+var measured sync.Map // gridPoint without its metric → map[string]float64
 
-// measure runs one grid point as the paper measured: a steady state (a closed loop whose
-// batch is kept full, warmed up, then measured) or whole runs (every request from its
-// admission to its last token, all output tokens over all the time). A system that cannot
-// hold a request of the workload gives NaN: it has no figure at this point.
+// flopUtilization is the metric of a run's flop_utilization, where its system gives one.
+const flopUtilization = "flop_utilization"
+
+// measure is one grid point's metric as the paper measured it (measureRun); NaN where the
+// system cannot hold a request of the workload.
 func measure(p gridPoint) (float64, error) {
+	m, err := measureRun(p)
+	return metric(m, p.metric), err
+}
+
+// metric is a run's metric, NaN for a run that did not run (nil).
+func metric(run map[string]float64, name string) float64 {
+	if run == nil {
+		return math.NaN()
+	}
+	return run[name]
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// measureRun runs one grid point as the paper measured: a steady state (a closed loop
+// whose batch is kept full, warmed up, then measured) or whole runs (every request from
+// its admission to its last token, all output tokens over all the time), and gives the
+// run's metrics (Metrics). A system that cannot hold a request of the workload gives nil:
+// it has no figure at this point.
+func measureRun(p gridPoint) (map[string]float64, error) {
+	p.metric = ""
 	if v, ok := measured.Load(p); ok {
-		return v.(float64), nil
+		return v.(map[string]float64), nil
 	}
 	f, err := Get(p.preset)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	sets := []string{"model.name=" + p.model, "workload.dataset=" + p.dataset, "workload.arrival=closed",
 		fmt.Sprintf("workload.batch=%d", p.batch)}
@@ -252,7 +297,7 @@ func measure(p gridPoint) (float64, error) {
 	case "whole":
 		sets = append(sets, fmt.Sprintf("workload.requests=%d", cmp.Or(p.requests, p.batch)), "workload.steps=0", "workload.warmup=0")
 	default:
-		return 0, fmt.Errorf("%s: unknown method %q", p.preset, p.method)
+		return nil, fmt.Errorf("%s: unknown method %q", p.preset, p.method)
 	}
 	if p.tp > 0 {
 		sets = append(sets, fmt.Sprintf("model.tp=%d", p.tp))
@@ -262,24 +307,24 @@ func measure(p gridPoint) (float64, error) {
 	}
 	for _, kv := range sets {
 		if err := f.Set(kv); err != nil {
-			return 0, fmt.Errorf("%s: %w", p.preset, err)
+			return nil, fmt.Errorf("%s: %w", p.preset, err)
 		}
 	}
 	cfg, err := Build(f, nil)
 	if err != nil {
-		return 0, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
+		return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}
 	cfg.Recycle = true
 	slots <- struct{}{}
 	r, err := runToEnd(cfg)
 	<-slots
-	v := math.NaN()
+	var v map[string]float64
 	var unfit *sim.UnfitError
 	switch {
 	case err == nil:
-		v = Metrics(r)[p.metric]
+		v = Metrics(r)
 	case !errors.As(err, &unfit):
-		return 0, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
+		return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}
 	measured.Store(p, v)
 	return v, nil

@@ -169,3 +169,67 @@ func BenchmarkLoLPIMLargest(b *testing.B) {
 		})
 	}
 }
+
+// An outcome carries each compared system's FLOP utilisation (the share of peak LoL-PIM's
+// Table 8 reports), the mean of its runs' flop_utilization over the grid; a system that
+// reports none has no entry.
+func TestOutcomeFLOPUtilization(t *testing.T) {
+	f, err := Get("lolpim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.Expect[0]
+	e.Grid = Grid{Model: []string{"qwen1.5-7b"}, Dataset: []string{"musique", "qmsum"}, Batch: []int{1024}}
+	e.Steps = 8
+	outs, err := EvaluateGrid("lolpim", []Expect{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := outs[0].FLOPUtilization
+	for _, sys := range []string{"lolpim", e.Versus} {
+		var sum float64
+		for _, d := range e.Grid.Dataset {
+			r, err := measureRun(point(sys, e, "qwen1.5-7b", d, 0, 0, 1024))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += r[flopUtilization]
+		}
+		if got, ok := u[sys]; !ok || got != sum/2 || got <= 0 || got >= 1 {
+			t.Errorf("%s: flop utilisation %v (present %v), the runs' mean is %v", sys, got, ok, sum/2)
+		}
+	}
+	if u["lolpim"] < 5*u[e.Versus] {
+		t.Errorf("LoL-PIM fills %.3f of its peak, the GPU %.3f: decode on a GPU leaves its FLOPs idle", u["lolpim"], u[e.Versus])
+	}
+	h, _ := Get("hermes")
+	he := h.Expect[0]
+	he.Grid = Grid{Model: he.Grid.Model[:1], Dataset: he.Grid.Dataset[:1], Batch: []int{1}}
+	he.Method, he.Steps, he.Warmup = "steady", 2, 0
+	outs, err = EvaluateGrid("hermes", []Expect{he})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[0].FLOPUtilization != nil {
+		t.Errorf("Hermes reports no FLOP peak, yet %v", outs[0].FLOPUtilization)
+	}
+}
+
+// Fig. 9/10: with a GPU per node, LoL-PIM's mechanisms still lead the GPU+PIM baseline,
+// and the PIM-only system stays ahead of the heterogeneous one (§8.2). A GPU reads its
+// stage's FC weights once per micro-batch it serves, so the heterogeneous node's derived
+// split is tensor-parallel: with a pipeline stage per node, each of Qwen1.5-72B's tokens
+// would wait for 16 GPUs to read their 9 GB one after another (about 140 tok/s, a third of
+// the baseline's).
+func TestLoLPIMHeterogeneousOrder(t *testing.T) {
+	for _, m := range []string{"qwen1.5-7b", "qwen1.5-72b"} {
+		lol := lpRun(t, "lolpim", "model.name="+m)
+		hyb := lpRun(t, "gpu-lolpim", "model.name="+m)
+		base := lpRun(t, "gpu-pim", "model.name="+m)
+		t.Logf("%s: lolpim %.0f, gpu-lolpim %.0f (tp %d × pp %d), gpu-pim %.0f tok/s", m, lol.ThroughputTokS, hyb.ThroughputTokS, hyb.TP, hyb.PP, base.ThroughputTokS)
+		if !(lol.ThroughputTokS > hyb.ThroughputTokS && hyb.ThroughputTokS > 1.3*base.ThroughputTokS) {
+			t.Errorf("%s: lolpim %.0f, gpu-lolpim %.0f, gpu-pim %.0f tok/s; the paper orders them so, the hybrid ahead of its baseline",
+				m, lol.ThroughputTokS, hyb.ThroughputTokS, base.ThroughputTokS)
+		}
+	}
+}

@@ -183,9 +183,14 @@ func lpValidTP(tp, heads int, part string) bool {
 	return part == PartitionHFA && tp%heads == 0
 }
 
-// lpSplit resolves the TP × PP split of the modules. By default ITPP keeps a TP group in one
-// node (tensor parallelism inside, pipeline parallelism across nodes), while the head-first
-// baseline is tensor-parallel only; a zero tp or pp is derived from the other.
+// lpSplit resolves the TP × PP split of the modules; a zero tp or pp is derived from the
+// other. By default PIM-only ITPP keeps a TP group in one node (tensor parallelism inside,
+// pipeline parallelism across nodes): its FC layers cost each request a GEMV of its own, so
+// micro-batches cost the banks nothing extra. The head-first baseline is tensor-parallel
+// only. A heterogeneous node is as tensor-parallel as the heads allow: its GPU streams its
+// share of the FC weights once per micro-batch it serves, so M micro-batches read them M
+// times, and pipeline stages over the nodes' GPUs leave each token's weights to be read one
+// GPU after another instead of by all at once.
 func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 	mods := c.Nodes * c.ModulesPerNode
 	tp, pp := c.TP, c.PP
@@ -202,7 +207,7 @@ func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 		tp = mods / pp
 	case tp == 0 && pp == 0:
 		limit := mods
-		if c.Partitioning == PartitionITPP {
+		if c.Partitioning == PartitionITPP && !c.XPU {
 			limit = c.ModulesPerNode
 		}
 		best, any := 0, 0

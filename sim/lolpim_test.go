@@ -448,7 +448,9 @@ func TestLoLPIMHeatMap(t *testing.T) {
 }
 
 // The heterogeneous node runs FC on its GPU and attention in 4 PIM modules; the GPU lanes
-// carry FLOPs and the PIM holds only KV.
+// carry FLOPs and the PIM holds only KV. Its derived split is as tensor-parallel as the
+// heads allow (Qwen1.5-7B's 32 over 64 modules: TP 32 × PP 2), since a GPU reads its FC
+// weights once per micro-batch it serves.
 func TestLoLPIMHeterogeneous(t *testing.T) {
 	c := lpConfig()
 	c.LoLPIM.ModulesPerNode, c.LoLPIM.XPU = 4, true
@@ -456,7 +458,7 @@ func TestLoLPIMHeterogeneous(t *testing.T) {
 	c.Workload.MaxBatch = 60
 	e := lpEngine(t, c)
 	p := e.sys.(*lolpim)
-	if p.tp != 4 || p.pp != 16 || p.weightRows != 0 || p.chunkCap != 8192 {
+	if p.tp != 32 || p.pp != 2 || p.weightRows != 0 || p.chunkCap != 8192 {
 		t.Fatalf("hybrid tp %d pp %d weight rows %d chunks %d", p.tp, p.pp, p.weightRows, p.chunkCap)
 	}
 	s := lpStep(t, e, 2)
