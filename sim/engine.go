@@ -328,6 +328,20 @@ func (e *Engine) refill() error {
 	}
 }
 
+// waiting is how many arrived requests wait for a place in the batch. A closed loop's
+// requests all arrive at time 0 but are created only as the batch can take them (refill),
+// so those not created yet wait too.
+func (e *Engine) waiting() int {
+	n := len(e.queue)
+	if w := e.cfg.Workload; w.Arrival == ArrivalClosed && w.Trace == nil {
+		n += w.Requests - e.created
+		if e.nextReq != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // readyCands picks up to free queued requests whose KV cache has arrived, in queue order,
 // and returns them with their queue positions. New requests become ready in arrival order
 // (the prefill instance serves them first come, first served), so the scan stops at the
@@ -430,7 +444,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	}
 	e.kvCapped = e.kvCapped || kvStall
 	e.peakBatch = max(e.peakBatch, len(e.running))
-	e.stats.queuePeak = max(e.stats.queuePeak, len(e.queue))
+	e.stats.queuePeak = max(e.stats.queuePeak, e.waiting())
 	if len(e.running) == 0 {
 		if len(e.queue) > 0 {
 			r := e.queue[0]
@@ -527,7 +541,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 
 	snap := &Snapshot{
 		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(decode), Prefills: len(prefill),
-		Queue: len(e.queue), Tokens: tokens, Done: e.done, Total: w.Requests,
+		Queue: e.waiting(), Tokens: tokens, Done: e.done, Total: w.Requests,
 		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Critical: s.Critical, Makespan: iterT, Layers: e.sys.layers(), Stages: marks},
 		Neurons:  Neurons{Reason: "This system keeps every FFN neuron on one device: it has no activation sparsity and no hot/cold neuron placement, so there is no neuron partition to show."},
 	}

@@ -519,3 +519,31 @@ func checkNear(t *testing.T, what string, got, want, rel float64) {
 		t.Errorf("%s = %g, want %g (±%g%%)", what, got, want, 100*rel)
 	}
 }
+
+// A closed loop's requests all arrive at time 0, so every request not yet in the batch
+// waits, from the first iteration on, however far ahead the engine has created them.
+func TestClosedLoopQueueCountsEveryWaitingRequest(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Arrival = ArrivalClosed
+	c.Workload.Requests, c.Workload.MaxBatch = 100, 8
+	c.Workload.InputLen, c.Workload.OutputLen = 16, 4
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := 0 // before the step: the queue is counted as the step admits
+	for i := 1; i <= 6; i++ {
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := c.Workload.Requests - s.Batch - done; s.Queue != want {
+			t.Fatalf("step %d: queue %d, want %d (100 requests, %d decoding, %d done before)", i, s.Queue, want, s.Batch, done)
+		}
+		done = s.Done
+	}
+	eachStep(t, e, func(*Snapshot) {})
+	if r := e.Result(); r.QueuePeak != 92 {
+		t.Fatalf("queue_peak %d, want 92", r.QueuePeak)
+	}
+}
