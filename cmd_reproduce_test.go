@@ -143,7 +143,7 @@ func TestReproduceReport(t *testing.T) {
 		if row == "" {
 			t.Fatalf("no row for %s:\n%s", e.ID, out)
 		}
-		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+512", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
+		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+2,048", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
 		if i == 1 {
 			want = []string{fmt.Sprintf("%.2f×", e.Ratio/2), "0.50", "no", gapLine(e.Gap)}
 		}
