@@ -147,7 +147,7 @@ func TestReproduceReport(t *testing.T) {
 		if row == "" {
 			t.Fatalf("no row for %s:\n%s", e.ID, out)
 		}
-		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+512", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
+		want := []string{"4 models × 2 datasets × batch 64–512 *", "steady 1,024+2,048", fmt.Sprintf("%.2f× %s", e.Ratio, e.Versus), fmt.Sprintf("%.2f×", e.Ratio*1.1), "1.10", "yes"}
 		if i == 0 {
 			// the system's utilisation, then its baseline's, which reports none
 			want = append(want, "yes     42% · —")

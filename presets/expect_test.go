@@ -57,9 +57,10 @@ func unit(o Outcome) string {
 // tokens of the requests decoding) has settled: over the measured window it is within 5%
 // of its mean over the four windows after it, at the largest batch of each grid's first
 // model and dataset (the one with the longest requests). Windows of a settled batch still
-// differ by a few percent as long prompts come and go; before it settles the live length
-// is far lower (NeuPIMs' ShareGPT batch of 512 lives at 234 tokens on average at iteration
-// 300, about 265 later).
+// differ by a few percent as long prompts come and go (by up to 8% over 512 iterations at
+// NeuPIMs' ShareGPT batch of 512, so its window is 2,048); before it settles the live
+// length is far lower (that batch lives at 214 tokens on average over its first 512
+// iterations, about 310 in the long run).
 func TestSteadyStateSettled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long runs; skipped in -short mode")

@@ -13,7 +13,7 @@ import (
 // monoResources are, per system, the compute and bandwidth parameters of its hardware
 // (and of its links): each is a resource, so more of it never slows the system down.
 var monoResources = map[string][]string{
-	sim.SystemNeuPIMs: {"npu.systolic_arrays", "npu.vector_units", "npu.clock_ghz", "npu.gemm_efficiency", "npu.memory_efficiency", "memory.clock_ghz"},
+	sim.SystemNeuPIMs: {"npu.systolic_arrays", "npu.vector_units", "npu.clock_ghz", "npu.memory_efficiency", "memory.clock_ghz"},
 	sim.SystemGPU:     {"gpu.compute_efficiency", "gpu.memory_efficiency", "gpu.intra_node_gbps", "gpu.node_link_gbps"},
 	"l3": {"l3.gpu.compute_efficiency", "l3.gpu.memory_efficiency", "l3.gpu.nvlink_gbps", "l3.link.pcie_gbps_per_gpu", "l3.link.host_gbps",
 		"l3.host.cpu_bandwidth_gbps", "l3.pim.bank_pu_multipliers", "l3.pim.hbm_pim_tbps"},

@@ -82,12 +82,12 @@ func TestSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range []string{"pim.dual_row_buffer=false", "memory.channels=16", "npu.gemm_efficiency=0.5", "scheduler.channel_alloc=round_robin", "workload.batch=64"} {
+	for _, kv := range []string{"pim.dual_row_buffer=false", "memory.channels=16", "npu.memory_efficiency=0.5", "scheduler.channel_alloc=round_robin", "workload.batch=64"} {
 		if err := f.Set(kv); err != nil {
 			t.Fatalf("%s: %v", kv, err)
 		}
 	}
-	if f.PIM.DualRowBuffer || f.Memory.Channels != 16 || f.NPU.GEMMEfficiency != 0.5 || f.Scheduler.ChannelAlloc != "round_robin" || f.Workload.Batch != 64 {
+	if f.PIM.DualRowBuffer || f.Memory.Channels != 16 || f.NPU.MemoryEfficiency != 0.5 || f.Scheduler.ChannelAlloc != "round_robin" || f.Workload.Batch != 64 {
 		t.Fatalf("overrides not applied: %+v %+v", *f.PIM, *f.Memory)
 	}
 	bad := []struct{ kv, want string }{
@@ -95,7 +95,7 @@ func TestSet(t *testing.T) {
 		{"pim.dual_row_buffer=maybe", `"maybe" is not a valid bool; want true or false`},
 		{"memory.channels=lots", `"lots" is not a valid integer; want 1 to 4096`},
 		{"memory.channels=100000", "100000 is out of range; want 1 to 4096"},
-		{"npu.gemm_efficiency=NaN", "not a finite number"},
+		{"npu.memory_efficiency=NaN", "not a finite number"},
 		{"workload.arrival=sometimes", `want one of closed, poisson`},
 		{"novalue", "want key=value"},
 	}
@@ -217,7 +217,7 @@ func FuzzParse(f *testing.F) {
 func FuzzSet(f *testing.F) {
 	f.Add("pim.dual_row_buffer=false")
 	f.Add("memory.channels=16")
-	f.Add("npu.gemm_efficiency=1e309")
+	f.Add("npu.memory_efficiency=1e309")
 	f.Add("=")
 	f.Fuzz(func(t *testing.T, kv string) {
 		file, err := Get("neupims")

@@ -93,8 +93,9 @@ type NPUSec struct {
 	VectorUnits      int     `toml:"vector_units" min:"1" max:"1024" doc:"vector units per chip"`
 	VectorWidth      int     `toml:"vector_width" min:"1" max:"65536" doc:"lanes of one vector unit"`
 	ClockGHz         float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"NPU clock in GHz"`
-	GEMMEfficiency   float64 `toml:"gemm_efficiency" min:"0.01" max:"1" doc:"fraction of the peak MAC rate a GEMM reaches (calibration knob)"`
 	MemoryEfficiency float64 `toml:"memory_efficiency" min:"0.01" max:"1" doc:"fraction of the peak bandwidth a weight stream reaches"`
+	SRAMKiB          int     `toml:"sram_kib" min:"1" max:"16777216" doc:"scratchpad in KiB; a GEMM is cut into tiles that fit half of it"`
+	PreloadOverlap   bool    `toml:"preload_overlap" doc:"a weight preload of the systolic arrays starts while the previous instruction streams (false: after it drains)"`
 }
 
 // MemSec is the DRAM/HBM organisation.

@@ -8,7 +8,7 @@ import (
 
 func (n *NPUSec) apply(cfg *sim.Config, _ *catalogs) error {
 	cfg.NPU = sim.NPU{SystolicArrays: n.SystolicArrays, SARows: n.SARows, SACols: n.SACols, VectorUnits: n.VectorUnits, VectorWidth: n.VectorWidth,
-		ClockGHz: n.ClockGHz, GEMMEfficiency: n.GEMMEfficiency, MemoryEfficiency: n.MemoryEfficiency}
+		ClockGHz: n.ClockGHz, MemoryEfficiency: n.MemoryEfficiency, SRAMKiB: n.SRAMKiB, PreloadOverlap: n.PreloadOverlap}
 	return nil
 }
 

@@ -10,9 +10,9 @@ func TestSwitches(t *testing.T) {
 		sets   []string
 		want   map[string]bool
 	}{
-		{"neupims", nil, map[string]bool{"pim.enabled": true, "pim.dual_row_buffer": true, "scheduler.sub_batch_interleaving": true}},
-		{"npu-pim", nil, map[string]bool{"pim.enabled": true, "pim.dual_row_buffer": false, "scheduler.sub_batch_interleaving": false}},
-		{"neupims", []string{"pim.dual_row_buffer=false"}, map[string]bool{"pim.enabled": true, "pim.dual_row_buffer": false, "scheduler.sub_batch_interleaving": true}},
+		{"neupims", nil, map[string]bool{"npu.preload_overlap": true, "pim.enabled": true, "pim.dual_row_buffer": true, "scheduler.sub_batch_interleaving": true}},
+		{"npu-pim", nil, map[string]bool{"npu.preload_overlap": true, "pim.enabled": true, "pim.dual_row_buffer": false, "scheduler.sub_batch_interleaving": false}},
+		{"neupims", []string{"pim.dual_row_buffer=false"}, map[string]bool{"npu.preload_overlap": true, "pim.enabled": true, "pim.dual_row_buffer": false, "scheduler.sub_batch_interleaving": true}},
 		{"hermes", nil, map[string]bool{"ndp.row_miss_penalty": true, "sparsity.enabled": true, "hermes.adjust": true, "hermes.remap": true}},
 		{"gpu-h100", nil, map[string]bool{}},
 	}

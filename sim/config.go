@@ -86,8 +86,9 @@ type NPU struct {
 	VectorUnits      int
 	VectorWidth      int
 	ClockGHz         float64
-	GEMMEfficiency   float64 // fraction of peak MAC rate a GEMM reaches (calibration knob)
 	MemoryEfficiency float64 // fraction of peak bandwidth a weight stream reaches
+	SRAMKiB          int     // scratchpad; GEMMs are cut into tiles that fit half of it (npu_gemm.go)
+	PreloadOverlap   bool    // a weight preload follows the previous instruction's start (true) or waits for it to drain
 }
 
 // PeakFLOPS is the NPU's dense FLOP rate: 2 × arrays × rows × cols × clock.

@@ -19,7 +19,7 @@ func testNeuPIMs() Config {
 			Dataset:  Dataset{Name: "sharegpt", InMean: 80.3, InStd: 227, InMin: 1, InMax: 2047, OutMean: 295, OutStd: 150, OutMin: 1, OutMax: 2047, MaxSeqLen: 2048},
 			Requests: 1000, MaxBatch: 256, Arrival: ArrivalClosed, Prefill: PrefillSkip, Seed: 1,
 		},
-		NPU: NPU{SystolicArrays: 8, SARows: 128, SACols: 128, VectorUnits: 8, VectorWidth: 128, ClockGHz: 1, GEMMEfficiency: 0.7, MemoryEfficiency: 1},
+		NPU: NPU{SystolicArrays: 8, SARows: 128, SACols: 128, VectorUnits: 8, VectorWidth: 128, ClockGHz: 1, MemoryEfficiency: 1, SRAMKiB: 134218, PreloadOverlap: true},
 		Memory: DRAM{Channels: 32, BankGroups: 8, BanksPerChannel: 32, RowsPerBank: 32768, PageBytes: 1024, BusBits: 128, ClockGHz: 1, TransfersPerClk: 2,
 			Timing: DRAMTiming{RP: 14, RCD: 14, RAS: 34, RRDL: 6, WR: 16, CCDS: 1, CCDL: 2, REFI: 3900, RFC: 260, FAW: 30}},
 		PIM:       PIM{Enabled: true, DualRowBuffer: true, TileCycles: 184, GWriteCycles: 100, MultipliersPerBank: 16, CompCycles: 2, MinComps: 6},

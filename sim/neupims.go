@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -41,11 +42,12 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	sh := c.shard()
 	m := c.Memory
 	n := &neupims{cfg: c, sh: sh, ch: m.Channels, prefLn: -1}
+	// The NPU's GEMMs follow the arrays' instruction schedule (npu_gemm.go), not a
+	// compute roofline: the device carries the peak (for utilisation) and the weight stream.
 	n.npu = Device{
 		Name:         "NPU",
 		PeakFLOPS:    c.NPU.PeakFLOPS(),
 		MemBandwidth: m.Bandwidth(),
-		ComputeEff:   c.NPU.GEMMEfficiency,
 		MemoryEff:    c.NPU.MemoryEfficiency,
 	}
 	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel,
@@ -244,14 +246,43 @@ func (n *neupims) split(decode []*Request) [2][]*Request {
 	return sb
 }
 
-// gemm is one NPU GEMM of b rows through a weight matrix of params parameters, under the
-// roofline: max(MACs at the GEMM efficiency, weight bytes at the external bandwidth)
-// (NeuPIMs §3.1, Fig. 4). Activations in and out are counted as traffic too.
-func (n *neupims) gemm(name string, b int, flopParams, readParams float64, in, out int) Op {
+// gemm is one NPU GEMM of b rows through a k × out weight matrix, timed by the arrays'
+// tile schedule (npu_gemm.go). Its FLOPs and its traffic (the weights once, the
+// activations in and out) feed the utilisation figures.
+func (n *neupims) gemm(name string, b, k, out int) Op {
 	p := float64(n.sh.Precision)
-	flops := 2 * float64(b) * flopParams
-	bytes := readParams*p + float64(b*(in+out))*p
-	return Op{Name: name, Lane: laneNPUS, Dur: n.npu.Time(flops, bytes), FLOPs: flops, Bytes: bytes}
+	flops := 2 * float64(b) * float64(k) * float64(out)
+	bytes := float64(k)*float64(out)*p + float64(b*(k+out))*p
+	return Op{Name: name, Lane: laneNPUS, Dur: n.gemmTime(b, k, out), FLOPs: flops, Bytes: bytes}
+}
+
+// ffn is the FFN's two GEMMs for b rows: up (and gate) then down. A mixture of experts
+// runs each expert its routing touches as a GEMM over its share of the rows (uniform
+// routing, Shard.FFNActive), plus the shared experts over all of them.
+func (n *neupims) ffn(b int) (up, down Op) {
+	sh := n.sh
+	d, m := sh.DModel, int(sh.ffnMatrices())
+	dffn := sh.DFFN / sh.TP
+	if sh.Experts <= 0 {
+		return n.gemm("FC1", b, d, (m-1)*dffn), n.gemm("FC2", b, dffn, d)
+	}
+	k := min(sh.TopK, sh.Experts)
+	perTok, read := sh.FFNActive(b)
+	e := float64(sh.Experts)
+	touched := max(1, min(sh.Experts, int(math.Ceil(e*(1-math.Pow(1-float64(k)/e, float64(b)))-1e-9))))
+	rows := ceilDiv(b*k, touched)
+	up = Op{Name: "FC1", Lane: laneNPUS, Dur: Time(touched) * n.gemmTime(rows, d, (m-1)*dffn)}
+	down = Op{Name: "FC2", Lane: laneNPUS, Dur: Time(touched) * n.gemmTime(rows, dffn, d)}
+	if sd := sh.SharedDFFN / sh.TP; sd > 0 {
+		up.Dur += n.gemmTime(b, d, (m-1)*sd)
+		down.Dur += n.gemmTime(b, sd, d)
+	}
+	p := float64(sh.Precision)
+	upShare := float64(m-1) / float64(m)
+	up.FLOPs, down.FLOPs = 2*float64(b)*perTok*upShare, 2*float64(b)*perTok*(1-upShare)
+	up.Bytes = read*upShare*p + float64(b*(d+(m-1)*dffn))*p
+	down.Bytes = read*(1-upShare)*p + float64(b*(dffn+d))*p
+	return up, down
 }
 
 // vec is an element-wise op on the vector units: ceil(elements·passes / (units·width))
@@ -292,7 +323,7 @@ func (em *emitter) qkv(reqs []*Request, layer, sb int, deps ...int) int {
 	n, sh := em.n, em.n.sh
 	b := len(reqs)
 	ln := em.add(n.vec("LN1", b*sh.DModel, 2), layer, sb, deps...)
-	op := n.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim)
+	op := n.gemm("QKV", b, sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim)
 	op.Bytes += float64(b * 2 * sh.KVEmbedDev() * sh.Precision)
 	return em.add(op, layer, sb, ln)
 }
@@ -362,15 +393,12 @@ func (em *emitter) mhaOps(w *sbLoad, layer, sb, after int) []int {
 func (em *emitter) projFFN(reqs []*Request, layer, sb int, deps ...int) int {
 	n, sh := em.n, em.n.sh
 	b := len(reqs)
-	pj := em.add(n.gemm("Proj", b, sh.ProjParams(), sh.ProjParams(), sh.HeadsDev()*sh.HeadDim, sh.DModel), layer, sb, deps...)
+	pj := em.add(n.gemm("Proj", b, sh.HeadsDev()*sh.HeadDim, sh.DModel), layer, sb, deps...)
 	ln := em.add(n.vec("LN2", b*sh.DModel, 3), layer, sb, pj)
-	perTok, read := sh.FFNActive(b)
-	dffn := sh.DFFN / sh.TP
-	up := perTok * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
-	upRead := read * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
-	f1 := em.add(n.gemm("FC1", b, up, upRead, sh.DModel, dffn), layer, sb, ln)
-	act := em.add(n.vec("GELU", b*dffn, 1), layer, sb, f1)
-	return em.add(n.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), layer, sb, act)
+	up, down := n.ffn(b)
+	f1 := em.add(up, layer, sb, ln)
+	act := em.add(n.vec("GELU", b*(sh.DFFN/sh.TP), 1), layer, sb, f1)
+	return em.add(down, layer, sb, act)
 }
 
 func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
@@ -438,23 +466,28 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 }
 
 // planPrefill runs the prompts (and, for a preempted request, the tokens it had generated)
-// of newly admitted requests on a standalone NPU (NeuPIMs
-// devices only run generation, §2.6), one op per layer: the GEMMs over all prompt tokens
-// plus causal attention over each prompt.
+// of newly admitted requests on a standalone NPU (NeuPIMs devices only run generation,
+// §2.6), the same NPU, one op per layer: the GEMMs over all prompt tokens and, per request
+// and head, the causal attention as two GEMMs (its L queries through its L keys, then its L
+// rows of scores through its values).
 func (n *neupims) planPrefill(em *emitter, reqs []*Request) {
 	sh := n.sh
 	tokens := 0
-	attn := 0.0
+	var attn Time
+	var attnFlops float64
 	for _, r := range reqs {
-		tokens += r.SeqLen()
-		attn += 2 * float64(sh.HeadsDev()*sh.HeadDim) * float64(r.SeqLen()) * float64(r.SeqLen())
+		L := r.SeqLen()
+		tokens += L
+		attn += Time(sh.HeadsDev()) * (n.gemmTime(L, sh.HeadDim, L) + n.gemmTime(L, L, sh.HeadDim))
+		attnFlops += 4 * float64(sh.HeadsDev()*sh.HeadDim) * float64(L) * float64(L)
 	}
-	perTok, read := sh.FFNActive(tokens)
-	flops := 2*float64(tokens)*(sh.QKVParams()+sh.ProjParams()+perTok) + attn
-	bytes := (sh.QKVParams() + sh.ProjParams() + read) * float64(sh.Precision)
+	qkv := n.gemm("QKV", tokens, sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim)
+	pj := n.gemm("Proj", tokens, sh.HeadsDev()*sh.HeadDim, sh.DModel)
+	up, down := n.ffn(tokens)
+	op := Op{Name: "prefill", Lane: n.prefLn, Dur: qkv.Dur + pj.Dur + up.Dur + down.Dur + attn,
+		FLOPs: qkv.FLOPs + pj.FLOPs + up.FLOPs + down.FLOPs + attnFlops, Bytes: qkv.Bytes + pj.Bytes + up.Bytes + down.Bytes}
 	prev := -1
 	for l := range sh.LayersDev() {
-		op := Op{Name: "prefill", Lane: n.prefLn, Dur: n.npu.Time(flops, bytes), FLOPs: flops, Bytes: bytes}
 		if prev >= 0 {
 			prev = em.add(op, l, 0, prev)
 		} else {
