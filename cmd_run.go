@@ -27,7 +27,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "run",
 		Short: "Simulate headless and print the results",
 		Long: `Simulate a preset without the explorer and print a summary (table), the JSON result
-(json; field names are a stable contract, see the README) or one row per iteration (csv).
+(json; field names are a stable contract, see docs/exports-and-json.md) or one row per iteration (csv).
 
 --compare A,B[,C…] runs several sides instead, each a preset or NAME+key=value+…, on
 side A's request stream (dataset, requests, arrival, lengths, request trace, seed,

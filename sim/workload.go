@@ -15,7 +15,7 @@ import (
 // the dataset's empirical quantiles when it has them (InBins, OutBins: the means of
 // equally likely slices of the sorted data, one drawn uniformly), otherwise from a
 // log-normal truncated to [Min, Max] whose mean and standard deviation match the
-// dataset's published statistics (design §3).
+// dataset's published statistics (docs/architecture.md).
 type Dataset struct {
 	Name            string
 	Display         string
