@@ -31,9 +31,9 @@ import (
 	"github.com/spf13/cobra"
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
+	"github.com/pimtui/pimtui/ui/outfile"
 )
 
 // shutdownGrace is how long a shutdown waits for sessions to say goodbye and their
