@@ -94,7 +94,7 @@ Without a subcommand it opens the explorer on a preset (default: neupims).`,
 	root.Flags().BoolVar(&o.noMouse, "no-mouse", false, "leave the mouse to the terminal so text can be selected")
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newValidateCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
-	root.AddCommand(newServeCmd(stderr), newCompareCmd(stdout), newLessonCmd(stdout), newSnapshotCmd(stdout))
+	root.AddCommand(newServeCmd(stderr, buildVersion()), newCompareCmd(stdout), newLessonCmd(stdout), newSnapshotCmd(stdout))
 	return root
 }
 
