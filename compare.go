@@ -309,19 +309,9 @@ func writeCompareCSV(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
 // streamDesc describes the request stream every side serves.
 func streamDesc(c sim.Config) string {
 	w := c.Workload
-	ds := w.Dataset.Display
-	switch {
-	case w.Trace != nil:
-		ds = "request trace"
-	case w.InputLen > 0 || w.OutputLen > 0:
-		ds = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
-	}
-	n, arr := w.Requests, "closed loop"
-	switch {
-	case w.Trace != nil:
-		n, arr = min(n, len(w.Trace)), "arrivals from the trace"
-	case w.Arrival == sim.ArrivalPoisson:
-		arr = fmt.Sprintf("Poisson %g/s", w.Rate)
+	ds, n, arr := w.Stream()
+	if arr == "" {
+		arr = "closed loop"
 	}
 	s := fmt.Sprintf("%s · %d requests · %s · seed %d · prefill %s", ds, n, arr, w.Seed, w.Prefill)
 	if w.Steps > 0 {

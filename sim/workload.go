@@ -252,3 +252,27 @@ func (d Dataset) Sample(n int, seed uint64) (in, out []int) {
 	}
 	return in, out
 }
+
+// Stream describes a workload's request stream as a comparison shows it: the dataset (or
+// the fixed lengths, or "request trace"), how many requests it holds and how they arrive
+// ("" for a closed loop).
+func (w Workload) Stream() (dataset string, requests int, arrival string) {
+	dataset = w.Dataset.Display
+	if dataset == "" {
+		dataset = w.Dataset.Name
+	}
+	switch {
+	case w.Trace != nil:
+		dataset = "request trace"
+	case w.InputLen > 0 || w.OutputLen > 0:
+		dataset = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
+	}
+	requests = w.Requests
+	switch {
+	case w.Trace != nil:
+		requests, arrival = min(requests, len(w.Trace)), "arrivals from the trace"
+	case w.Arrival == ArrivalPoisson:
+		arrival = fmt.Sprintf("Poisson %g/s", w.Rate)
+	}
+	return dataset, requests, arrival
+}
