@@ -31,11 +31,13 @@ func thousands(n int) string {
 	return s
 }
 
+// progressBar draws the fraction f done as a bar w cells wide.
 func progressBar(f float64, w int) string {
 	n := int(max(0, min(1, f))*float64(w) + 0.5)
 	return "[" + strings.Repeat("█", n) + strings.Repeat("·", w-n) + "]"
 }
 
+// ff prints a float in at most six significant digits, as the tables and CSV do.
 func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // fmtMetric prints a metric value for the table: about four significant digits.
@@ -59,11 +61,13 @@ func colorOn(w io.Writer) bool {
 	return ok && term.IsTerminal(f.Fd()) && os.Getenv("NO_COLOR") == ""
 }
 
+// firstLine is the first line of s, trimmed: the summary a table cell has room for.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
 
+// shortMetric names a metric of the JSON result as a column heading has room for.
 func shortMetric(m string) string {
 	switch m {
 	case "throughput_tok_s":
@@ -78,9 +82,9 @@ func shortMetric(m string) string {
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
-
 func (u usageError) Unwrap() error { return u.err }
 
+// usagef is a usage error with a formatted message.
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // noArgs rejects positional arguments as bad usage.
