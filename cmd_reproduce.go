@@ -134,88 +134,6 @@ experiments without running them.`,
 	return c
 }
 
-// drawn reports whether an earlier curve already shows every system of plan under the
-// same conditions (a baseline's own experiment against a system the chart has).
-func drawn(trends []presets.Trend, plan presets.Trend) bool {
-	for _, t := range trends {
-		if t.Model != plan.Model || t.Dataset != plan.Dataset || t.Metric != plan.Metric || t.TP != plan.TP || t.PP != plan.PP || !slices.Equal(t.Batches, plan.Batches) {
-			continue
-		}
-		all := true
-		for _, s := range plan.Series {
-			all = all && slices.ContainsFunc(t.Series, func(u presets.TrendSeries) bool { return u.Preset == s.Preset })
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
-
-// experiment is one declared expectation of a preset and, once run, its outcome.
-type experiment struct {
-	Family, Preset string
-	presets.Expect
-	Outcome *presets.Outcome
-}
-
-// declared lists the experiments of family ("all": every family) in preset order,
-// optionally those of one preset or with given ids only.
-func declared(family, only string, ids []string) ([]experiment, error) {
-	var fams, known []string
-	var out []experiment
-	for _, n := range presets.Names() {
-		f, err := presets.Get(n)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(fams, f.Family) {
-			fams = append(fams, f.Family)
-		}
-		if family != "all" && f.Family != family || only != "" && n != only {
-			continue
-		}
-		for _, e := range f.Expect {
-			known = append(known, e.ID)
-			if len(ids) == 0 || slices.Contains(ids, e.ID) {
-				out = append(out, experiment{Family: f.Family, Preset: n, Expect: e})
-			}
-		}
-	}
-	if family != "all" && !slices.Contains(fams, family) {
-		msg := fmt.Sprintf("unknown family %q", family)
-		if c := presets.Closest(family, fams, 1); len(c) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", c[0])
-		}
-		return nil, usagef("%s (families: all, %s)", msg, strings.Join(fams, ", "))
-	}
-	if only != "" {
-		if _, err := presets.Get(only); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	for _, id := range ids {
-		if !slices.Contains(known, id) {
-			msg := fmt.Sprintf("--experiment %q: no such experiment here", id)
-			if c := presets.Closest(id, known, 1); len(c) > 0 {
-				msg += fmt.Sprintf("; did you mean %q?", c[0])
-			}
-			return nil, usagef("%s (pimtui reproduce --list lists them)", msg)
-		}
-	}
-	if len(out) == 0 {
-		what := "family " + family
-		if only != "" {
-			what = "preset " + only
-			if family != "all" {
-				what += " in family " + family
-			}
-		}
-		return nil, usagef("%s declares no paper experiments", what)
-	}
-	return out, nil
-}
-
 // conditions summarises an expectation's grid: models, datasets, batch sizes.
 func conditions(e presets.Expect) string {
 	count := func(xs []string, many string) string {
@@ -252,16 +170,6 @@ func paperValue(e presets.Expect, v float64) string {
 		return fmtMetric(v) + " " + shortMetric(e.Metric)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64) + "× " + e.Versus
-}
-
-func shortMetric(m string) string {
-	switch m {
-	case "throughput_tok_s":
-		return "tok/s"
-	case "mean_batch":
-		return "batch"
-	}
-	return m
 }
 
 // reproduceRow is one experiment of `reproduce --format json`.
@@ -530,4 +438,86 @@ func trendPlot(t presets.Trend) ui.PlotData {
 		d.Series = append(d.Series, se)
 	}
 	return d
+}
+
+// drawn reports whether an earlier curve already shows every system of plan under the
+// same conditions (a baseline's own experiment against a system the chart has).
+func drawn(trends []presets.Trend, plan presets.Trend) bool {
+	for _, t := range trends {
+		if t.Model != plan.Model || t.Dataset != plan.Dataset || t.Metric != plan.Metric || t.TP != plan.TP || t.PP != plan.PP || !slices.Equal(t.Batches, plan.Batches) {
+			continue
+		}
+		all := true
+		for _, s := range plan.Series {
+			all = all && slices.ContainsFunc(t.Series, func(u presets.TrendSeries) bool { return u.Preset == s.Preset })
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// experiment is one declared expectation of a preset and, once run, its outcome.
+type experiment struct {
+	Family, Preset string
+	presets.Expect
+	Outcome *presets.Outcome
+}
+
+// declared lists the experiments of family ("all": every family) in preset order,
+// optionally those of one preset or with given ids only.
+func declared(family, only string, ids []string) ([]experiment, error) {
+	var fams, known []string
+	var out []experiment
+	for _, n := range presets.Names() {
+		f, err := presets.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(fams, f.Family) {
+			fams = append(fams, f.Family)
+		}
+		if family != "all" && f.Family != family || only != "" && n != only {
+			continue
+		}
+		for _, e := range f.Expect {
+			known = append(known, e.ID)
+			if len(ids) == 0 || slices.Contains(ids, e.ID) {
+				out = append(out, experiment{Family: f.Family, Preset: n, Expect: e})
+			}
+		}
+	}
+	if family != "all" && !slices.Contains(fams, family) {
+		msg := fmt.Sprintf("unknown family %q", family)
+		if c := presets.Closest(family, fams, 1); len(c) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", c[0])
+		}
+		return nil, usagef("%s (families: all, %s)", msg, strings.Join(fams, ", "))
+	}
+	if only != "" {
+		if _, err := presets.Get(only); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	for _, id := range ids {
+		if !slices.Contains(known, id) {
+			msg := fmt.Sprintf("--experiment %q: no such experiment here", id)
+			if c := presets.Closest(id, known, 1); len(c) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", c[0])
+			}
+			return nil, usagef("%s (pimtui reproduce --list lists them)", msg)
+		}
+	}
+	if len(out) == 0 {
+		what := "family " + family
+		if only != "" {
+			what = "preset " + only
+			if family != "all" {
+				what += " in family " + family
+			}
+		}
+		return nil, usagef("%s declares no paper experiments", what)
+	}
+	return out, nil
 }

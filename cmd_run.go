@@ -5,19 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/charmbracelet/x/term"
-
 	"github.com/spf13/cobra"
 
-	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
+	"github.com/pimtui/pimtui/ui/outfile"
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -27,7 +24,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "run",
 		Short: "Simulate headless and print the results",
 		Long: `Simulate a preset without the explorer and print a summary (table), the JSON result
-(json; field names are a stable contract, see the README) or one row per iteration (csv).
+(json; field names are a stable contract, see docs/exports-and-json.md) or one row per iteration (csv).
 
 --compare A,B[,C…] runs several sides instead, each a preset or NAME+key=value+…, on
 side A's request stream (dataset, requests, arrival, lengths, request trace, seed,
@@ -80,14 +77,6 @@ with ratios to A (table), {"sides": [result, …]} (json) or one row per side (c
 	return c
 }
 
-// progressTo returns w when it is a terminal, for a progress line; nil otherwise.
-func progressTo(w io.Writer) io.Writer {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
-		return w
-	}
-	return nil
-}
-
 // batchNote is the line that says a run's batch stayed below workload.batch because the
 // KV memory held no more (admission takes what fits and queues the rest); "" when the
 // batch reached its cap (or every request of the workload) or nothing waited for memory.
@@ -98,20 +87,6 @@ func batchNote(e *sim.Engine) string {
 		return ""
 	}
 	return fmt.Sprintf("batch capped by KV memory at %s of %s", thousands(peak), thousands(w.MaxBatch))
-}
-
-// thousands prints n with thousands separators: 1,024.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func progressBar(f float64, w int) string {
-	n := int(max(0, min(1, f))*float64(w) + 0.5)
-	return "[" + strings.Repeat("█", n) + strings.Repeat("·", w-n) + "]"
 }
 
 func parseRange(s string) (int, int, error) {
@@ -197,8 +172,6 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		return writeTable(stdout, r)
 	}
 }
-
-func ff(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 func writeTable(w io.Writer, r sim.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

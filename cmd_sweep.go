@@ -230,21 +230,6 @@ func sweepValue(r presets.SweepRow, metric string) float64 {
 	return math.NaN()
 }
 
-// fmtMetric prints a metric value for the table: about four significant digits.
-func fmtMetric(v float64) string {
-	switch a := math.Abs(v); {
-	case math.IsNaN(v):
-		return "-"
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
 // sweepJSONRow is one row of `sweep --format json`.
 type sweepJSONRow struct {
 	Preset string            `json:"preset"`
@@ -346,17 +331,6 @@ func writeSweep(w io.Writer, spec presets.SweepSpec, rows []presets.SweepRow, me
 		fmt.Fprintln(w, ui.Plot(sweepPlot(spec, rows, metric), width, 20, colorOn(w)))
 	}
 	return nil
-}
-
-// colorOn reports whether output to w may carry colour: a terminal, and NO_COLOR unset.
-func colorOn(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd()) && os.Getenv("NO_COLOR") == ""
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // sweepPlot turns a sweep into a chart of the metric against the first varied key: one

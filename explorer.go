@@ -1,12 +1,18 @@
+// The explorer as the commands that open it share it (the root command, lesson, compare,
+// serve): building its options, its paper figures, lessons, compare choices and memory bound.
+
 package main
 
 import (
-	"io"
+	"fmt"
 	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
@@ -29,32 +35,6 @@ func figures(name string) ([]ui.Figure, error) {
 		}
 	}
 	return figs, nil
-}
-
-// runExplorer opens the explorer on a terminal; anywhere else it points to `run`.
-func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
-	f, ok := stdout.(*os.File)
-	if !ok || !term.IsTerminal(f.Fd()) {
-		return usagef("the explorer needs a terminal; for output to a file or pipe use `pimtui run` (e.g. pimtui run --format json)")
-	}
-	_, cfg, err := o.resolve(cmd)
-	if err != nil {
-		return err
-	}
-	sets, err := o.overrides(cmd)
-	if err != nil {
-		return err
-	}
-	// The preset and lesson lists take a moment to read; the screen does not wait for them.
-	opts := ui.Options{LessonOptions: ui.LessonOptions{LessonStep: lessonStep(sets)}}
-	opts.Catalog = func() ui.Catalog {
-		c := ui.Catalog{Presets: presetList()}
-		if ls, err := presets.Lessons(); err == nil {
-			c.Lessons = lessonInfos(ls)
-		}
-		return c
-	}
-	return explore(cmd, o, f, cfg, opts)
 }
 
 // explore runs the explorer on cfg on terminal f. opts gives what the caller offers;
@@ -107,3 +87,175 @@ func (o *options) loader(cmd *cobra.Command) func(string) (sim.Config, error) {
 		return c, err
 	}
 }
+
+// compareChoices lists what the explorer's compare chooser offers beside a preset: the
+// preset (with the command line's overrides) with each of its switches turned over, then
+// every other preset.
+func (o *options) compareChoices(cmd *cobra.Command) func(string) []ui.CompareChoice {
+	return func(name string) []ui.CompareChoice {
+		var out []ui.CompareChoice
+		if f, err := o.sideFile(name); err == nil {
+			sets, _ := o.overrides(cmd)
+			for _, kv := range sets {
+				f.Set(kv)
+			}
+			for _, sw := range f.Switches() {
+				kv := sw.Key + "=" + strconv.FormatBool(!sw.On)
+				out = append(out, ui.CompareChoice{Side: name + "+" + kv, Label: name + " with " + kv, Description: sw.Doc})
+			}
+		}
+		for _, p := range presetList() {
+			if p.Name != name {
+				out = append(out, ui.CompareChoice{Side: p.Name, Label: p.Name, Description: p.Description})
+			}
+		}
+		return out
+	}
+}
+
+// compareLoader builds the two sides of a comparison the explorer opens.
+func (o *options) compareLoader(cmd *cobra.Command) func(a, b string) (ui.Side, ui.Side, error) {
+	return func(a, b string) (ui.Side, ui.Side, error) {
+		s, err := o.resolveSides(cmd, []string{a, b}, o.sideFile)
+		if err != nil {
+			return ui.Side{}, ui.Side{}, err
+		}
+		return uiSide(s[0]), uiSide(s[1]), nil
+	}
+}
+
+// sideFile loads a side's preset for the explorer: the --config file when the explorer
+// runs it under its name, an embedded preset otherwise.
+func (o *options) sideFile(name string) (*presets.File, error) {
+	if o.config != "" {
+		if data, err := presets.ReadFile(o.config); err == nil {
+			if f, err := presets.Parse(o.config, data); err == nil && f.Name == name {
+				return f, nil
+			}
+		}
+	}
+	return presets.Get(name)
+}
+
+// memoryFloor is the memory the explorer may use before the garbage collector works
+// harder than usual: with the kept history packed and a finished run's planner let go,
+// every preset's live data fits well within it, and a process at the floor stays under
+// 150 MB resident. Go's default would let the heap grow to twice the live data, which for
+// a Hermes run (every neuron of LLaMA2-70B, while the paper figures build another) is
+// over 250 MB.
+const memoryFloor = 120 << 20
+
+// memoryLimit is the soft memory limit for live bytes of live heap: memoryFloor, or a
+// quarter more than the live heap where that is larger, so that a configuration whose
+// data exceeds the floor is collected at a steady pace rather than without pause.
+func memoryLimit(live uint64) int64 {
+	return max(memoryFloor, int64(live+live/4))
+}
+
+// boundMemory keeps the process's soft memory limit at memoryLimit of its live heap,
+// checked four times a second, until stop is called. A limit the user sets with
+// GOMEMLIMIT is left alone.
+func boundMemory() (stop func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(memoryFloor)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				metrics.Read(sample)
+				debug.SetMemoryLimit(memoryLimit(sample[0].Value.Uint64()))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+		debug.SetMemoryLimit(old)
+	}
+}
+
+// startLesson returns the explorer's lessons with the overrides applied and, when name
+// is not "", opens that lesson: the configuration returned is then its first step's,
+// otherwise cfg. A bad name or an override a step cannot take is a usage error.
+func startLesson(name string, sets []string, cfg sim.Config) (ui.LessonOptions, sim.Config, error) {
+	lo := lessonOptions(sets)
+	if name == "" {
+		return lo, cfg, nil
+	}
+	l, err := presets.GetLesson(name)
+	if err != nil {
+		return lo, cfg, usageError{err}
+	}
+	if err := checkOverrides([]*presets.Lesson{l}, sets); err != nil {
+		return lo, cfg, err
+	}
+	first, err := l.StepConfig(0, sets...)
+	if err != nil {
+		return lo, cfg, usageError{err}
+	}
+	lo.Lesson = name
+	return lo, first, nil
+}
+
+// checkOverrides builds every step of the lessons with the command line's overrides, so
+// that a bad override is reported before anything runs rather than at some later step.
+func checkOverrides(ls []*presets.Lesson, sets []string) error {
+	for _, l := range ls {
+		for s := range l.Steps {
+			if _, err := l.StepConfig(s, sets...); err != nil {
+				return usageError{fmt.Errorf("lesson %s step %d: %w", l.Name, s+1, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// lessonOptions offers the embedded lessons to the explorer; each step's configuration
+// is built with the command line's overrides on top, as presets are.
+func lessonOptions(sets []string) ui.LessonOptions {
+	ls, err := presets.Lessons()
+	if err != nil {
+		return ui.LessonOptions{}
+	}
+	return ui.LessonOptions{Lessons: lessonInfos(ls), LessonStep: lessonStep(sets)}
+}
+
+// lessonStep builds a lesson step's configuration with the command line's overrides.
+func lessonStep(sets []string) func(name string, step int) (sim.Config, error) {
+	return func(name string, step int) (sim.Config, error) {
+		l, err := presets.GetLesson(name)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		return l.StepConfig(step, sets...)
+	}
+}
+
+// lessonInfos converts lessons into what the explorer shows of them.
+func lessonInfos(ls []*presets.Lesson) []ui.LessonInfo {
+	out := make([]ui.LessonInfo, len(ls))
+	for i, l := range ls {
+		info := ui.LessonInfo{Name: l.Name, Title: l.Title, Family: l.Family, Summary: l.Summary}
+		for _, s := range l.Steps {
+			st := ui.LessonStepInfo{Title: s.Title, Preset: s.Preset, Set: s.Set, Focus: s.Focus, Text: s.Text, Notice: s.Notice, Steps: s.Steps}
+			for _, c := range s.Claims {
+				st.Claims = append(st.Claims, c.Text)
+			}
+			info.Steps = append(info.Steps, st)
+		}
+		out[i] = info
+	}
+	return out
+}
+
+// uiSide is a resolved side as the compare screen takes it.
+func uiSide(s resolvedSide) ui.Side { return ui.Side{Name: s.Name, Config: s.Config} }

@@ -10,7 +10,11 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/ui"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -24,22 +28,6 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
-}
-
-// usageError is bad usage or bad input: exit code 2.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// noArgs rejects positional arguments as bad usage.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if err := cobra.NoArgs(cmd, args); err != nil {
-		return usageError{err}
-	}
-	return nil
 }
 
 func main() {
@@ -106,6 +94,32 @@ Without a subcommand it opens the explorer on a preset (default: neupims).`,
 	root.Flags().BoolVar(&o.noMouse, "no-mouse", false, "leave the mouse to the terminal so text can be selected")
 	root.AddCommand(newRunCmd(stdout, stderr), newPresetsCmd(stdout), newValidateCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr), newReproduceCmd(stdout, stderr))
-	root.AddCommand(newServeCmd(stderr), newCompareCmd(stdout), newLessonCmd(stdout), newSnapshotCmd(stdout))
+	root.AddCommand(newServeCmd(stderr, buildVersion()), newCompareCmd(stdout), newLessonCmd(stdout), newSnapshotCmd(stdout))
 	return root
+}
+
+// runExplorer opens the explorer on a terminal; anywhere else it points to `run`.
+func runExplorer(cmd *cobra.Command, o *options, stdout io.Writer) error {
+	f, ok := stdout.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return usagef("the explorer needs a terminal; for output to a file or pipe use `pimtui run` (e.g. pimtui run --format json)")
+	}
+	_, cfg, err := o.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	sets, err := o.overrides(cmd)
+	if err != nil {
+		return err
+	}
+	// The preset and lesson lists take a moment to read; the screen does not wait for them.
+	opts := ui.Options{LessonOptions: ui.LessonOptions{LessonStep: lessonStep(sets)}}
+	opts.Catalog = func() ui.Catalog {
+		c := ui.Catalog{Presets: presetList()}
+		if ls, err := presets.Lessons(); err == nil {
+			c.Lessons = lessonInfos(ls)
+		}
+		return c
+	}
+	return explore(cmd, o, f, cfg, opts)
 }

@@ -1,3 +1,6 @@
+// The flags every simulating command shares, and how they resolve into an engine's
+// configuration.
+
 package main
 
 import (

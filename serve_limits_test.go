@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pimtui/pimtui/ui/serve"
 )
 
 var classSessions = flag.Int("class-sessions", 4, "sessions of TestServeFullHistories (a class: 30)")
@@ -72,8 +74,8 @@ func TestServeHugeTerminal(t *testing.T) {
 	for _, m := range moves {
 		var row, col int
 		fmt.Sscanf(m[1]+" "+m[2], "%d %d", &row, &col)
-		if row > maxServedHeight || col > maxServedWidth {
-			t.Fatalf("cursor moved to row %d, column %d: beyond the %d×%d frame", row, col, maxServedWidth, maxServedHeight)
+		if row > serve.MaxHeight || col > serve.MaxWidth {
+			t.Fatalf("cursor moved to row %d, column %d: beyond the %d×%d frame", row, col, serve.MaxWidth, serve.MaxHeight)
 		}
 	}
 	if p := peak(); p > 2*servedFrameBound {
@@ -94,10 +96,8 @@ var cursorRE = regexp.MustCompile(`\x1b\[(\d+);(\d+)H`)
 // is closed at once; once they are gone a student logs in as usual, and a logged-in
 // session outlives the deadline.
 func TestServeHandshakeLimits(t *testing.T) {
-	srv, addr, logs := startServe(t, "--open")
 	const limit, wait = 3, 400 * time.Millisecond
-	srv.maxHandshakes.Store(limit)
-	srv.handshakeWait.Store(int64(wait))
+	srv, addr, logs := startServeWith(t, func(c *serve.Config) { c.MaxHandshakes, c.HandshakeTimeout = limit, wait }, "--open")
 
 	// read reports what the server sent on conn before closing it, and when it closed.
 	read := func(conn net.Conn) (string, time.Duration) {
@@ -133,9 +133,9 @@ func TestServeHandshakeLimits(t *testing.T) {
 		}
 	}
 	waitLog(t, logs, "already authenticating")
-	for deadline := time.Now().Add(5 * time.Second); srv.handshakes.Load() != 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); srv.Handshakes() != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d handshakes counted after every connection closed", srv.handshakes.Load())
+			t.Fatalf("%d handshakes counted after every connection closed", srv.Handshakes())
 		}
 	}
 	tm := openTerm(t, mustDial(t, addr), 100, 30)

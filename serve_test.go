@@ -16,12 +16,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/pimtui/pimtui/ui/serve"
 )
 
 // syncBuf is a bytes.Buffer safe for a writer and a reader in different goroutines.
@@ -51,23 +54,47 @@ func (s *syncBuf) Len() int {
 // serveArgs keep the explorer's engine small so that sessions start fast.
 var serveArgs = []string{"--requests", "64", "--batch", "32"}
 
+// served is a server under test: the model factory its sessions use can be swapped.
+type served struct {
+	*serve.Server
+	model atomic.Pointer[serve.ModelFactory]
+}
+
+// setModel makes f build the sessions' explorers from now on and returns the factory
+// it replaces.
+func (s *served) setModel(f serve.ModelFactory) serve.ModelFactory { return *s.model.Swap(&f) }
+
 // startServe runs `pimtui serve` with args on a free loopback port and shuts it down
 // when the test ends, failing the test if the shutdown is not clean. It returns the
 // server, its address and its log.
-func startServe(t *testing.T, args ...string) (*server, string, *syncBuf) {
+func startServe(t *testing.T, args ...string) (*served, string, *syncBuf) {
+	t.Helper()
+	return startServeWith(t, nil, args...)
+}
+
+// startServeWith is startServe with tune changing the server's configuration first.
+func startServeWith(t *testing.T, tune func(*serve.Config), args ...string) (*served, string, *syncBuf) {
 	t.Helper()
 	logs := &syncBuf{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var srv *server
+	srv := &served{}
 	var addr string
-	c := serveCmd(logs, func(s *server, _ string) error {
+	c := serveCmd(logs, buildVersion(), func(c serve.Config, newModel serve.ModelFactory, _ string) error {
+		if tune != nil {
+			tune(&c)
+		}
+		srv.model.Store(&newModel)
+		s, err := newServer(c, func(color bool) (tea.Model, error) { return (*srv.model.Load())(color) })
+		if err != nil {
+			return err
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
-		srv, addr = s, ln.Addr().String()
-		go func() { done <- s.serve(ctx, ln) }()
+		srv.Server, addr = s, ln.Addr().String()
+		go func() { done <- s.Serve(ctx, ln) }()
 		return nil
 	})
 	if !hasFlag(args, "--host-key") {
@@ -87,7 +114,7 @@ func startServe(t *testing.T, args ...string) (*server, string, *syncBuf) {
 			if err != nil {
 				t.Errorf("serve returned %v", err)
 			}
-		case <-time.After(shutdownGrace + 5*time.Second):
+		case <-time.After(serve.ShutdownGrace + 5*time.Second):
 			t.Errorf("server did not shut down; log:\n%s", logs)
 		}
 	})
@@ -513,11 +540,10 @@ func TestServePanicIsolated(t *testing.T) {
 	other := openTerm(t, mustDial(t, addr), 100, 30)
 	other.waitFor(t, "step 1", 0, 15*time.Second)
 
-	explorer := srv.newModel
-	srv.newModel = func(bool) (tea.Model, error) { return panicModel{}, nil }
+	explorer := srv.setModel(func(bool) (tea.Model, error) { return panicModel{}, nil })
 	tm := openTerm(t, mustDial(t, addr), 80, 24)
 	tm.waitFor(t, "panic model ready", 0, 10*time.Second)
-	srv.newModel = explorer
+	srv.setModel(explorer)
 	tm.in.Write([]byte("x"))
 	if code := tm.wait(t, 10*time.Second); code != 1 {
 		t.Fatalf("exit status %d", code)
@@ -540,13 +566,17 @@ func TestServeShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var addr string
-	c := serveCmd(logs, func(s *server, _ string) error {
+	c := serveCmd(logs, buildVersion(), func(c serve.Config, newModel serve.ModelFactory, _ string) error {
+		s, err := newServer(c, newModel)
+		if err != nil {
+			return err
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
 		addr = ln.Addr().String()
-		go func() { done <- s.serve(ctx, ln) }()
+		go func() { done <- s.Serve(ctx, ln) }()
 		return nil
 	})
 	c.SetArgs(append([]string{"--open", "--host-key", filepath.Join(t.TempDir(), "hk")}, serveArgs...))
@@ -568,7 +598,7 @@ func TestServeShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve: %v", err)
 		}
-	case <-time.After(shutdownGrace + 5*time.Second):
+	case <-time.After(serve.ShutdownGrace + 5*time.Second):
 		t.Fatal("no shutdown")
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -365,15 +365,45 @@ func (e *Engine) readyCands(free int) ([]*Request, []int) {
 	return cands, at
 }
 
+// iteration is what one decode iteration carries from admission to its snapshot.
+type iteration struct {
+	prefill, decode []*Request // prompts run and requests decoded this iteration
+	kvStall         bool       // admission left an arrived request waiting for KV space
+	s               *Schedule
+	marks           []StageMark
+	t               Time // the iteration's time
+	tokens          int  // tokens generated
+	measured        bool // past the warm-up, so it counts towards the run's metrics
+}
+
+// iterate runs one decode iteration: requests are admitted at its boundary, the planner
+// schedules its work and time advances, finished requests retire, and the snapshot
+// records what happened.
 func (e *Engine) iterate() (*Snapshot, error) {
+	it := &iteration{}
+	if err := e.admit(it); err != nil {
+		return nil, err
+	}
+	if err := e.advance(it); err != nil {
+		return nil, err
+	}
+	e.retire(it)
+	return e.observe(it), nil
+}
+
+// admit brings in the requests that have arrived and admits, at the iteration boundary
+// (Orca iteration-level scheduling), as many as the batch and the KV memory take. Prompts
+// a chunking system has not finished come first. It returns ErrDone when nothing is left
+// to run.
+func (e *Engine) admit(it *iteration) error {
 	w := e.cfg.Workload
 	if err := e.refill(); err != nil {
-		return nil, err
+		return err
 	}
 	if len(e.running) == 0 && len(e.queue) == 0 && e.nextReq != nil {
 		e.now = e.nextReq.Arrival
 		if err := e.refill(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	_, disagg := e.sys.(readier)
@@ -386,21 +416,17 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		if first > e.now {
 			e.now = first
 			if err := e.refill(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	// Admission at the iteration boundary (Orca iteration-level scheduling). Prompts a
-	// chunking system has not finished come first.
-	var prefill []*Request
 	for _, r := range e.running {
 		if r.Status == Prefilling {
-			prefill = append(prefill, r)
+			it.prefill = append(it.prefill, r)
 		}
 	}
 	// kvStall: admission left an arrived request waiting for KV space while the batch had
 	// room, so lanes that run nothing this iteration are capacity stalls.
-	kvStall := false
 	if free := w.MaxBatch - len(e.running); free > 0 && len(e.queue) > 0 {
 		var cands []*Request
 		var at []int // queue position of each candidate; nil: the first len(cands)
@@ -411,9 +437,9 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		}
 		placed := e.sys.admit(cands, e.running)
 		if kr, ok := e.sys.(kvRefuser); ok {
-			kvStall = kr.kvRefused()
+			it.kvStall = kr.kvRefused()
 		} else {
-			kvStall = slices.Contains(placed, false)
+			it.kvStall = slices.Contains(placed, false)
 		}
 		admitted := func(i int) bool { return i < len(cands) && placed[i] }
 		if at != nil {
@@ -429,7 +455,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 				r.Admitted = e.now
 				if w.Prefill == PrefillRun {
 					r.Status = Prefilling
-					prefill = append(prefill, r)
+					it.prefill = append(it.prefill, r)
 				} else {
 					r.Status = Running
 					r.prefilled = true
@@ -442,87 +468,92 @@ func (e *Engine) iterate() (*Snapshot, error) {
 		clear(e.queue[len(kept):])
 		e.queue = kept
 	}
-	e.kvCapped = e.kvCapped || kvStall
+	e.kvCapped = e.kvCapped || it.kvStall
 	e.peakBatch = max(e.peakBatch, len(e.running))
 	e.stats.queuePeak = max(e.stats.queuePeak, e.waiting())
 	if len(e.running) == 0 {
 		if len(e.queue) > 0 {
 			r := e.queue[0]
-			return nil, fmt.Errorf("request %d (input %d, output %d tokens) does not fit in the empty KV cache; lower the lengths or use more memory", r.ID, r.InputLen, r.OutputLen)
+			return fmt.Errorf("request %d (input %d, output %d tokens) does not fit in the empty KV cache; lower the lengths or use more memory", r.ID, r.InputLen, r.OutputLen)
 		}
-		return nil, ErrDone
+		return ErrDone
 	}
-	decode := make([]*Request, 0, len(e.running))
+	return nil
+}
+
+// advance has the planner schedule the iteration's prompts and decodes on its lanes and
+// moves the clock on by the schedule's makespan.
+func (e *Engine) advance(it *iteration) error {
+	it.decode = make([]*Request, 0, len(e.running))
 	for _, r := range e.running {
 		if r.Status == Running {
-			decode = append(decode, r)
+			it.decode = append(it.decode, r)
 		}
 	}
 	if f, ok := e.sys.(decodeFetcher); ok {
-		decode = f.fetch(decode)
+		it.decode = f.fetch(it.decode)
 	}
-	var s *Schedule
 	if e.cfg.Recycle && e.spare != nil {
-		s = e.spare
-		s.Reset(e.sys.lanes())
+		it.s = e.spare
+		it.s.Reset(e.sys.lanes())
 	} else {
-		s = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
+		it.s = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
 		if e.cfg.Recycle {
-			e.spare = s
+			e.spare = it.s
 		}
 	}
 	if rd, ok := e.sys.(readier); ok {
 		rd.tick(e.now)
 	}
-	marks := e.sys.plan(s, decode, prefill)
-	s.kvStall = kvStall
-	iterT := s.Finish()
-	e.spanHint, e.bubbleHint = len(s.Spans), len(s.Bubbles)
-	if iterT <= 0 {
-		return nil, errors.New("internal error: an iteration with work took no time")
+	it.marks = e.sys.plan(it.s, it.decode, it.prefill)
+	it.s.kvStall = it.kvStall
+	it.t = it.s.Finish()
+	e.spanHint, e.bubbleHint = len(it.s.Spans), len(it.s.Bubbles)
+	if it.t <= 0 {
+		return errors.New("internal error: an iteration with work took no time")
 	}
-	e.now += iterT
+	e.now += it.t
 	e.step++
+	it.measured = e.step > e.cfg.Workload.Warmup
+	return nil
+}
 
-	measured := e.step > w.Warmup
-	tokens := 0
+// retire gives each request its token (a prompt a chunking system has not finished gives
+// none yet), completes the requests that have all their tokens, releasing their KV
+// cache, and grows the others' KV cache for their next token.
+func (e *Engine) retire(it *iteration) {
+	token := func(r *Request) {
+		r.Generated++
+		it.tokens++
+		if r.Generated == 1 {
+			r.FirstToken = e.now
+			if it.measured {
+				e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
+			}
+		}
+		r.LastToken = e.now
+	}
 	ch, chunked := e.sys.(chunker)
-	for _, r := range prefill {
+	for _, r := range it.prefill {
 		if chunked && !ch.prefillDone(r) {
 			continue
 		}
 		r.prefilled = true
 		r.Status = Running
-		r.Generated++
-		tokens++
-		if r.Generated == 1 {
-			r.FirstToken = e.now
-			if measured {
-				e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
-			}
-		}
-		r.LastToken = e.now
+		token(r)
 	}
-	for _, r := range decode {
-		r.Generated++
-		tokens++
-		if r.Generated == 1 {
-			r.FirstToken = e.now
-			if measured {
-				e.stats.ttft.add(r.FirstToken-r.Arrival, 1)
-			}
-		}
-		r.LastToken = e.now
+	for _, r := range it.decode {
+		token(r)
 	}
-	if measured && len(decode) > 0 {
-		e.stats.tbt.add(iterT*e.ppMul, len(decode))
+	if it.measured && len(it.decode) > 0 {
+		e.stats.tbt.add(it.t*e.ppMul, len(it.decode))
 	}
 	still := e.running[:0]
 	for _, r := range e.running {
 		if r.Generated >= r.OutputLen {
 			r.Status = Done
 			r.Finished = e.now
-			if measured {
+			if it.measured {
 				e.stats.e2e.add(r.Finished-r.Arrival, 1)
 			}
 			e.sys.release(r)
@@ -538,26 +569,31 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	clear(e.running[len(still):])
 	e.running = still
 	e.growAll()
+}
 
+// observe builds the iteration's snapshot, with the planner filling in what its hardware
+// looked like, and adds a measured iteration to the run's metrics.
+func (e *Engine) observe(it *iteration) *Snapshot {
+	w, s, iterT := e.cfg.Workload, it.s, it.t
 	snap := &Snapshot{
-		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(decode), Prefills: len(prefill),
-		Queue: e.waiting(), Tokens: tokens, Done: e.done, Total: w.Requests,
-		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Critical: s.Critical, Makespan: iterT, Layers: e.sys.layers(), Stages: marks},
+		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(it.decode), Prefills: len(it.prefill),
+		Queue: e.waiting(), Tokens: it.tokens, Done: e.done, Total: w.Requests,
+		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Critical: s.Critical, Makespan: iterT, Layers: e.sys.layers(), Stages: it.marks},
 		Neurons:  Neurons{Reason: "This system keeps every FFN neuron on one device: it has no activation sparsity and no hot/cold neuron placement, so there is no neuron partition to show."},
 	}
 	snap.Metrics.IterTime = iterT
-	snap.Metrics.StepTokPerSec = float64(tokens) / iterT.Seconds()
+	snap.Metrics.StepTokPerSec = float64(it.tokens) / iterT.Seconds()
 	snap.Metrics.Util = map[string]float64{}
 	snap.Metrics.Bubble = bubbleByGroup(s, iterT)
 	snap.Metrics.BubbleCause, snap.Metrics.BubbleShare, snap.Metrics.ShareByCause = bubbleForensics(s, iterT)
 	e.sys.observe(snap, s, e.running)
 	snap.Requests = e.requestRows()
 
-	if measured {
+	if it.measured {
 		st := &e.stats
 		st.iters++
-		st.tokens += tokens
-		st.batchSum += len(decode) + len(prefill)
+		st.tokens += it.tokens
+		st.batchSum += len(it.decode) + len(it.prefill)
 		st.time += iterT
 		st.iter.add(iterT, 1)
 		for _, sp := range s.Spans {
@@ -589,7 +625,7 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	if e.stats.time > 0 {
 		snap.Metrics.Throughput = float64(e.stats.tokens) / e.stats.time.Seconds()
 	}
-	return snap, nil
+	return snap
 }
 
 // growAll gives every running request the KV blocks its new token needs. Where a location

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// The engine keeps past iterations so a viewer can step back (design §2.1). A snapshot is
+// The engine keeps past iterations so a viewer can step back (docs/architecture.md). A snapshot is
 // mostly its timeline, thousands of spans and bubbles that repeat the same few operations
 // layer after layer, and its bank grid, whose rows often repeat (the modules of a pipeline
 // stage do the same work). Kept whole, 128 of them take tens to hundreds of megabytes; so

@@ -2,8 +2,7 @@ package sim
 
 // Device is a compute device under the roofline model: an operation takes the longer of
 // its compute time at the achievable FLOP rate and its memory time at the achievable
-// bandwidth, plus a fixed launch overhead per kernel (design §2.1, "compute device
-// roofline with efficiency").
+// bandwidth, plus a fixed launch overhead per kernel (docs/architecture.md).
 type Device struct {
 	Name           string
 	PeakFLOPS      float64 // dense FP16 FLOP/s

@@ -41,7 +41,7 @@ type Span struct {
 func (s Span) End() Time { return s.Start + s.Dur }
 
 // BubbleCause says why a lane sat idle. The scheduler classifies every idle interval as
-// it places the ops, from what held the next op back (design §2.1):
+// it places the ops, from what held the next op back (docs/architecture.md):
 //
 //   - dependency: the next op waited for an op on another lane that computes;
 //   - transfer: the same, but the awaited op moves data (its lane is a Transfer lane);
@@ -90,7 +90,7 @@ type Bubble struct {
 
 // Schedule is a list scheduler: ops are added in an order where every dependency comes
 // first, and each is placed at the earliest time that respects its dependencies, its
-// lane's exclusivity and the barrier of its stage (design §2.1). Idle gaps become bubbles
+// lane's exclusivity and the barrier of its stage (docs/architecture.md). Idle gaps become bubbles
 // that name what was waited for, and each span records what set its start, so Finish can
 // trace the critical path: the chain of spans, each starting when the one before it ends,
 // that ends with the iteration. Shortening any span off that chain cannot shorten the

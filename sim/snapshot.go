@@ -1,7 +1,7 @@
 package sim
 
 // Snapshot is the immutable state of the system after one iteration: everything a view
-// needs and nothing it must recompute (design §2.1). A Snapshot is never changed after
+// needs and nothing it must recompute (docs/architecture.md). A Snapshot is never changed after
 // Step returns it.
 type Snapshot struct {
 	Step     int  // 1-based iteration number

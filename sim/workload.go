@@ -15,7 +15,7 @@ import (
 // the dataset's empirical quantiles when it has them (InBins, OutBins: the means of
 // equally likely slices of the sorted data, one drawn uniformly), otherwise from a
 // log-normal truncated to [Min, Max] whose mean and standard deviation match the
-// dataset's published statistics (design §3).
+// dataset's published statistics (docs/architecture.md).
 type Dataset struct {
 	Name            string
 	Display         string
@@ -251,4 +251,28 @@ func (d Dataset) Sample(n int, seed uint64) (in, out []int) {
 		_, in[i], out[i] = g.request()
 	}
 	return in, out
+}
+
+// Stream describes a workload's request stream as a comparison shows it: the dataset (or
+// the fixed lengths, or "request trace"), how many requests it holds and how they arrive
+// ("" for a closed loop).
+func (w Workload) Stream() (dataset string, requests int, arrival string) {
+	dataset = w.Dataset.Display
+	if dataset == "" {
+		dataset = w.Dataset.Name
+	}
+	switch {
+	case w.Trace != nil:
+		dataset = "request trace"
+	case w.InputLen > 0 || w.OutputLen > 0:
+		dataset = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
+	}
+	requests = w.Requests
+	switch {
+	case w.Trace != nil:
+		requests, arrival = min(requests, len(w.Trace)), "arrivals from the trace"
+	case w.Arrival == ArrivalPoisson:
+		arrival = fmt.Sprintf("Poisson %g/s", w.Rate)
+	}
+	return dataset, requests, arrival
 }

@@ -108,3 +108,27 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+// A stream names its dataset (by its name when it has no display name), fixed lengths or
+// a trace, the requests a trace caps, and its arrivals; a closed loop says none.
+func TestWorkloadStream(t *testing.T) {
+	ds := Dataset{Name: "sharegpt", Display: "ShareGPT"}
+	trace := make([]TraceRequest, 3)
+	for _, c := range []struct {
+		w        Workload
+		dataset  string
+		requests int
+		arrival  string
+	}{
+		{Workload{Dataset: ds, Requests: 100}, "ShareGPT", 100, ""},
+		{Workload{Dataset: Dataset{Name: "alpaca"}, Requests: 5}, "alpaca", 5, ""},
+		{Workload{Dataset: ds, Requests: 100, InputLen: 128, OutputLen: 64}, "fixed 128/64 tokens", 100, ""},
+		{Workload{Dataset: ds, Requests: 100, Arrival: ArrivalPoisson, Rate: 2.5}, "ShareGPT", 100, "Poisson 2.5/s"},
+		{Workload{Dataset: ds, Requests: 100, Trace: trace}, "request trace", 3, "arrivals from the trace"},
+	} {
+		d, n, a := c.w.Stream()
+		if d != c.dataset || n != c.requests || a != c.arrival {
+			t.Errorf("%+v: Stream() = %q, %d, %q; want %q, %d, %q", c.w, d, n, a, c.dataset, c.requests, c.arrival)
+		}
+	}
+}

@@ -134,22 +134,9 @@ func modelText(c sim.Config) string {
 // requests, arrivals and seed.
 func streamText(c sim.Config) string {
 	w := c.Workload
-	ds := w.Dataset.Display
-	if ds == "" {
-		ds = w.Dataset.Name
-	}
-	switch {
-	case w.Trace != nil:
-		ds = "request trace"
-	case w.InputLen > 0 || w.OutputLen > 0:
-		ds = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
-	}
-	n, arr := w.Requests, "closed"
-	switch {
-	case w.Trace != nil:
-		n, arr = min(n, len(w.Trace)), "arrivals from the trace"
-	case w.Arrival == sim.ArrivalPoisson:
-		arr = fmt.Sprintf("Poisson %g/s", w.Rate)
+	ds, n, arr := w.Stream()
+	if arr == "" {
+		arr = "closed"
 	}
 	return fmt.Sprintf("%s · %s requests · %s · seed %d", ds, thousands(n), arr, w.Seed)
 }

@@ -1,3 +1,6 @@
+// The headless comparison (`pimtui run --compare`) and the sides every comparison names:
+// NAME+key=value+…, resolved into engine configurations on side A's request stream.
+
 package main
 
 import (
@@ -20,8 +23,126 @@ import (
 
 	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
-	"github.com/pimtui/pimtui/ui"
 )
+
+// side is one system of a comparison as the command line names it: a preset, optionally
+// with settings switched, NAME+key=value+key=value.
+type side struct {
+	spec string   // as given, trimmed
+	name string   // the preset
+	sets []string // its own "key=value" settings, in order
+}
+
+// resolvedSide is a side ready to run: its name as given and its engine configuration.
+type resolvedSide struct {
+	Name   string
+	Config sim.Config
+}
+
+// sideExample shows the form of a side in messages.
+const sideExample = "e.g. neupims or neupims+pim.dual_row_buffer=false"
+
+// maxSides is the most sides a comparison takes: one letter each.
+const maxSides = 26
+
+// letter names side i as the compare screens do: A, B, C…
+func letter(i int) string { return string(rune('A' + i)) }
+
+// parseSide splits "NAME+key=value+…" into the preset name and its settings. A part
+// without "=" belongs to the part before it, so a value such as 1e+06 keeps its "+".
+func parseSide(spec string) (side, error) {
+	s := side{spec: strings.TrimSpace(spec)}
+	if s.spec == "" {
+		return s, usagef("an empty side; name a preset, %s", sideExample)
+	}
+	parts := strings.Split(s.spec, "+")
+	s.name = strings.TrimSpace(parts[0])
+	switch {
+	case s.name == "":
+		return s, usagef("side %q has no preset before its settings; want NAME+key=value, %s", s.spec, sideExample)
+	case strings.Contains(s.name, "="):
+		return s, usagef("side %q starts with a setting; want NAME+key=value, e.g. neupims+%s", s.spec, s.name)
+	}
+	for _, p := range parts[1:] {
+		switch {
+		case strings.Contains(p, "="):
+			s.sets = append(s.sets, p)
+		case len(s.sets) > 0:
+			s.sets[len(s.sets)-1] += "+" + p
+		default:
+			return s, usagef("side %q: %q is not a setting; want NAME+key=value, e.g. %s+pim.dual_row_buffer=false", s.spec, p, s.name)
+		}
+	}
+	return s, nil
+}
+
+// streamKey reports a key of the request stream, which every side takes from side A:
+// every workload key but the batch and the KV policy, which belong to the system.
+func streamKey(key string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(key), "workload.")
+	return ok && rest != "batch" && rest != "kv_policy"
+}
+
+// resolveSides builds each side's engine configuration: its preset (from get), the
+// command line's overrides as for run, then its own settings. Every side then serves
+// side A's request stream (dataset, requests, arrival, rate, lengths, request trace,
+// seed, prefill, steps and warm-up); each keeps its own hardware, model, batch and KV
+// policy.
+func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(string) (*presets.File, error)) ([]resolvedSide, error) {
+	if len(specs) > maxSides {
+		return nil, usagef("%d sides; a comparison takes at most %d", len(specs), maxSides)
+	}
+	base, err := o.overrides(cmd)
+	if err != nil {
+		return nil, err
+	}
+	trace, err := o.trace(cmd)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]*presets.File, len(specs))
+	sides := make([]side, len(specs))
+	for i, spec := range specs {
+		s, err := parseSide(spec)
+		if err != nil {
+			return nil, err
+		}
+		bad := func(err error) error { return usagef("side %s %q: %v", letter(i), s.spec, err) }
+		f, err := get(s.name)
+		if err != nil {
+			return nil, bad(err)
+		}
+		for _, kv := range base {
+			if err := f.Set(kv); err != nil {
+				return nil, usageError{fmt.Errorf("--set %w", err)}
+			}
+		}
+		for _, kv := range s.sets {
+			if err := f.Set(kv); err != nil {
+				return nil, bad(err)
+			}
+			if key, _, _ := strings.Cut(kv, "="); i > 0 && streamKey(key) {
+				return nil, usagef("side %s %q: %s is part of the request stream, which every side takes from side A; set it on side A or with a flag for every side",
+					letter(i), s.spec, strings.TrimSpace(key))
+			}
+		}
+		files[i], sides[i] = f, s
+	}
+	out := make([]resolvedSide, len(specs))
+	for i, f := range files {
+		if i > 0 {
+			w := files[0].Workload
+			w.Batch, w.KVPolicy = f.Workload.Batch, f.Workload.KVPolicy
+			f.Workload = w
+		}
+		cfg, err := presets.Build(f, trace)
+		if err != nil {
+			return nil, usagef("side %s %q: %v", letter(i), sides[i].spec, err)
+		}
+		out[i] = resolvedSide{Name: sides[i].spec, Config: cfg}
+	}
+	return out, nil
+}
 
 // runCompare runs every side that --compare names to the end (or --steps) on side A's
 // request stream and prints them side by side.
@@ -61,7 +182,7 @@ func runCompare(cmd *cobra.Command, o *options, list, format string, stdout, std
 // engine is independent and deterministic, so the results do not depend on how many
 // run together. A progress bar goes to progress (nil: none) when the runs take more than
 // a moment.
-func runEngines(es []*sim.Engine, sides []ui.Side, progress io.Writer) ([]sim.Result, error) {
+func runEngines(es []*sim.Engine, sides []resolvedSide, progress io.Writer) ([]sim.Result, error) {
 	results := make([]sim.Result, len(es))
 	errs := make([]error, len(es))
 	done := make([]atomic.Uint64, len(es)) // per engine, the fraction finished in millionths
@@ -139,7 +260,7 @@ type compareSide struct {
 	sim.Result
 }
 
-func writeCompareJSON(w io.Writer, sides []ui.Side, rs []sim.Result) error {
+func writeCompareJSON(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
 	out := struct {
 		Sides []compareSide `json:"sides"`
 	}{}
@@ -154,7 +275,7 @@ func writeCompareJSON(w io.Writer, sides []ui.Side, rs []sim.Result) error {
 // writeCompareCSV prints one row per side: its name, preset, system, model, dataset and
 // seed, then every numeric field of its JSON result by dotted name (empty where the side
 // has no such field).
-func writeCompareCSV(w io.Writer, sides []ui.Side, rs []sim.Result) error {
+func writeCompareCSV(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
 	ms := make([]map[string]float64, len(rs))
 	var names []string
 	for i, r := range rs {
@@ -188,19 +309,9 @@ func writeCompareCSV(w io.Writer, sides []ui.Side, rs []sim.Result) error {
 // streamDesc describes the request stream every side serves.
 func streamDesc(c sim.Config) string {
 	w := c.Workload
-	ds := w.Dataset.Display
-	switch {
-	case w.Trace != nil:
-		ds = "request trace"
-	case w.InputLen > 0 || w.OutputLen > 0:
-		ds = fmt.Sprintf("fixed %d/%d tokens", w.InputLen, w.OutputLen)
-	}
-	n, arr := w.Requests, "closed loop"
-	switch {
-	case w.Trace != nil:
-		n, arr = min(n, len(w.Trace)), "arrivals from the trace"
-	case w.Arrival == sim.ArrivalPoisson:
-		arr = fmt.Sprintf("Poisson %g/s", w.Rate)
+	ds, n, arr := w.Stream()
+	if arr == "" {
+		arr = "closed loop"
 	}
 	s := fmt.Sprintf("%s · %d requests · %s · seed %d · prefill %s", ds, n, arr, w.Seed, w.Prefill)
 	if w.Steps > 0 {
@@ -249,7 +360,7 @@ func unionKeys(rs []sim.Result, m func(sim.Result) map[string]float64) []string 
 
 // writeCompareTable prints one column per side and a ratio column per side after the
 // first (B/A, C/A…) for every figure.
-func writeCompareTable(w io.Writer, sides []ui.Side, rs []sim.Result) error {
+func writeCompareTable(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
 	a := sides[0].Config
 	fmt.Fprintf(w, "every side serves side A's requests: %s\n", streamDesc(a))
 	var models []string
