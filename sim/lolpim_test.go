@@ -268,7 +268,7 @@ func TestLoLPIMMemoryManagement(t *testing.T) {
 	c.LoLPIM.Memory = MemoryStatic
 	c.Workload.MaxBatch = 200
 	s := lpStep(t, lpEngine(t, c), 1)
-	if s.Batch != 63 || s.Queue != 200-63 {
+	if s.Batch != 63 || s.Queue != c.Workload.Requests-63 {
 		t.Fatalf("static memory: batch %d, queue %d; want the reservations to cap the batch at 63 and the rest to wait", s.Batch, s.Queue)
 	}
 	loc := s.KV.Locations[0]
