@@ -105,7 +105,7 @@ func TestRunDeterministic(t *testing.T) {
 // Every preset's default run prints the same JSON twice and whatever the number of
 // cores.
 func TestEveryPresetDeterministic(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("three default runs of every preset")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

@@ -32,7 +32,7 @@ func TestL3FamilyDefaults(t *testing.T) {
 		if cfg.Family != "l3" || cfg.System != sim.SystemL3 {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
-		if testing.Short() {
+		if quick() {
 			continue
 		}
 		cfg.Recycle = true
