@@ -56,6 +56,9 @@ func fields() []field {
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			name := strings.Split(sf.Tag.Get("toml"), ",")[0]
+			if path := prefix + name; path == "extends" {
+				continue // resolved when the file is read; no override can change it
+			}
 			ft := sf.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
