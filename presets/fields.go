@@ -55,6 +55,9 @@ func fields() []field {
 	walk = func(t reflect.Type, prefix string) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue // bookkeeping (File.tpSet), not a key
+			}
 			name := strings.Split(sf.Tag.Get("toml"), ",")[0]
 			if path := prefix + name; path == "extends" {
 				continue // resolved when the file is read; no override can change it
