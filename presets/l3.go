@@ -90,23 +90,17 @@ type L3PIMSec struct {
 }
 
 func (s *L3Sec) apply(cfg *sim.Config, c *catalogs) error {
-	e, ok := c.gpus[s.GPU.Name]
-	if !ok {
-		return &Error{Key: "l3.gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", s.GPU.Name, didYouMean(s.GPU.Name, c.gpuNames))}
+	gpu, err := c.gpu("l3.gpu.name", s.GPU.Name, s.GPU.LaunchOverheadUs)
+	if err != nil {
+		return err
 	}
-	capGB := e.CapacityGB
 	if s.GPU.CapacityGiB > 0 {
-		capGB = s.GPU.CapacityGiB * (1 << 30) / 1e9
+		gpu.CapacityGB = s.GPU.CapacityGiB * (1 << 30) / 1e9
 	}
-	lo := e.LaunchOverheadUs
-	if s.GPU.LaunchOverheadUs > 0 {
-		lo = s.GPU.LaunchOverheadUs
-	}
+	gpu.ComputeEfficiency, gpu.MemoryEfficiency, gpu.MemoryUtilization, gpu.KVBlockTokens = s.GPU.ComputeEfficiency, s.GPU.MemoryEfficiency, 1, s.GPU.KVBlockTokens
 	h, t, p := s.Host, s.Host.Timing, s.PIM
 	cfg.L3 = sim.L3Config{
-		GPU: sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: capGB,
-			LaunchOverheadUs: lo, ComputeEfficiency: s.GPU.ComputeEfficiency, MemoryEfficiency: s.GPU.MemoryEfficiency,
-			MemoryUtilization: 1, KVBlockTokens: s.GPU.KVBlockTokens},
+		GPU:  gpu,
 		GPUs: s.GPU.Count, NVLinkGBps: s.GPU.NVLinkGBps, NVLinkLatencyUs: s.GPU.NVLinkLatencyUs,
 		PCIeGBps: s.Link.PCIeGBpsPerGPU, PCIeLatencyUs: s.Link.PCIeLatencyUs, HostLinkGBps: s.Link.HostGBps,
 		Host: sim.DIMMHost{Channels: h.Channels, DIMMsPerChannel: h.DIMMsPerChannel, RanksPerDIMM: h.RanksPerDIMM, BankGroups: h.BankGroups,
