@@ -1,7 +1,7 @@
 package presets
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/pimtui/pimtui/sim"
 )
@@ -113,14 +113,9 @@ func (s *L3Sec) apply(cfg *sim.Config, c *catalogs) error {
 		Attention: s.Attention, Scheduler: s.Scheduler, SubBatches: s.SubBatches, ChunkMultiple: s.ChunkMultiple,
 		CommOverlap: s.CommOverlap, ChargeRelayout: s.ChargeRelayout, Predictor: s.Predictor,
 	}
-	if s.Scheduler == sim.L3SchedAdaptive && s.Attention != sim.L3AttnBankPIM && s.Attention != sim.L3AttnRankPIM {
-		return &Error{Key: "l3.scheduler", Msg: fmt.Sprintf("the L3 scheduler plans against DIMM-PIM attention; with l3.attention = %q use prefill_first", s.Attention)}
-	}
-	if s.Attention == sim.L3AttnCPU && s.SubBatches != 2 {
-		return &Error{Key: "l3.sub_batches", Msg: "CPU offload pipelines a GPU-attention and a CPU-attention sub-batch (NEO); set 2"}
-	}
-	if s.GPU.Count%max(1, cfg.TP) != 0 {
-		return &Error{Key: "model.tp", Msg: fmt.Sprintf("tp=%d does not divide the %d GPUs (l3.gpu.count); the GPUs form data-parallel replicas of tp GPUs each", cfg.TP, s.GPU.Count)}
+	var le *sim.L3Error
+	if err := cfg.L3.Check(max(1, cfg.TP), max(1, cfg.PP)); errors.As(err, &le) {
+		return &Error{Key: le.Key, Msg: le.Msg}
 	}
 	return nil
 }
