@@ -106,11 +106,7 @@ func sectionSystems() map[string][]string {
 // extends, each value marked with the file it comes from. A preset that extends none is
 // its own text. The result is itself a preset file that parses to the same preset.
 func Resolved(name string) ([]byte, error) {
-	src, err := Source(name)
-	if err != nil {
-		return nil, err
-	}
-	p, err := parse(name+".toml", src, []string{name})
+	p, src, err := getParsed(name)
 	if err != nil {
 		return nil, err
 	}

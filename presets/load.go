@@ -120,15 +120,18 @@ func Source(name string) ([]byte, error) {
 
 // Get parses an embedded preset.
 func Get(name string) (*File, error) {
-	b, err := Source(name)
+	p, _, err := getParsed(name)
+	return p.file, err
+}
+
+// getParsed parses an embedded preset and returns its text too.
+func getParsed(name string) (parsed, []byte, error) {
+	src, err := Source(name)
 	if err != nil {
-		return nil, err
+		return parsed{}, nil, err
 	}
-	p, err := parse(name+".toml", b, []string{name})
-	if err != nil {
-		return nil, err
-	}
-	return p.file, nil
+	p, err := parse(name+".toml", src, []string{name})
+	return p, src, err
 }
 
 // pos is a line and column in a file.
