@@ -14,11 +14,10 @@ import (
 
 // A preset may extend another: `extends = "neupims"` takes every key of that embedded
 // preset and the file sets only the keys that differ. Tables merge key by key; a value or
-// an array replaces the parent's whole. Three things are never taken, because they say
-// what the preset itself is: its name, its description and its expectations (nor the
-// family's declaration of what its presets share). Nor are
-// sections that the child's system does not use (a GPU baseline of an NPU system takes
-// the model and the workload, not the NPU).
+// an array replaces the parent's whole. What says what the preset itself is never passes
+// on: its name, its description, its expectations and the family's list of shared keys.
+// Nor do sections that the child's planner does not use (a GPU baseline of an NPU system
+// takes the model and the workload, not the NPU).
 
 // notInherited are the top-level keys a preset never takes from the one it extends.
 var notInherited = []string{"name", "description", "expect", "extends", "shared"}
