@@ -30,9 +30,13 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	var source bool
 	show := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print an embedded preset's file and every key its sections take, to start a preset of your own from",
+		Long: "Print an embedded preset's file and every key its sections take, to start a preset of your own from.\n" +
+			"A preset that extends another is printed resolved, each value marked with the file that sets it;\n" +
+			"--source prints the file as written.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("presets show takes one preset name; pimtui presets lists them")
@@ -40,16 +44,21 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			b, err := presets.Source(args[0])
+			resolved, err := presets.Resolved(args[0])
 			if err != nil {
 				return usageError{err}
+			}
+			b := resolved
+			if source {
+				b, _ = presets.Source(args[0])
 			}
 			if _, err := stdout.Write(b); err != nil {
 				return err
 			}
-			return writeKeyComments(stdout, b)
+			return writeKeyComments(stdout, resolved)
 		},
 	}
+	show.Flags().BoolVar(&source, "source", false, "print the file as written, without the keys it takes from the preset it extends")
 	list := func(use, short string, rows func(w io.Writer)) *cobra.Command {
 		return &cobra.Command{Use: use, Short: short, Args: noArgs, RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

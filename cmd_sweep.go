@@ -207,9 +207,9 @@ func checkMetric(spec presets.SweepSpec, name string) error {
 			}
 		}
 	}
-	names := presets.MetricNames(lanes)
+	names := sim.MetricNames(lanes)
 	if slices.Contains(names, name) || strings.HasPrefix(name, "bubble_fraction.") && len(name) > len("bubble_fraction.") ||
-		presets.IsCauseMetric(name) {
+		sim.IsCauseMetric(name) {
 		return nil
 	}
 	msg := fmt.Sprintf("--metric %q: not a numeric field of the result", name)
@@ -224,7 +224,7 @@ func sweepValue(r presets.SweepRow, metric string) float64 {
 	if r.Err != nil {
 		return math.NaN()
 	}
-	if v, ok := presets.Metrics(r.Result)[metric]; ok {
+	if v, ok := r.Result.MetricValues()[metric]; ok {
 		return v
 	}
 	return math.NaN()
@@ -248,7 +248,7 @@ func writeSweep(w io.Writer, spec presets.SweepSpec, rows []presets.SweepRow, me
 		found := false
 		var have []string
 		for _, r := range rows {
-			for k := range presets.Metrics(r.Result) {
+			for k := range r.Result.MetricValues() {
 				if strings.HasPrefix(k, prefix) {
 					have = append(have, k)
 					found = found || k == metric

@@ -279,7 +279,7 @@ func writeCompareCSV(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
 	ms := make([]map[string]float64, len(rs))
 	var names []string
 	for i, r := range rs {
-		ms[i] = presets.Metrics(r)
+		ms[i] = r.MetricValues()
 		delete(ms[i], "seed")
 		for k := range ms[i] {
 			if !slices.Contains(names, k) {

@@ -21,7 +21,7 @@ type tmuxSession struct {
 // or without tmux.
 func tmuxBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
+	if quick() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {

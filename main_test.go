@@ -63,6 +63,29 @@ func TestPresetsShowRoundTrips(t *testing.T) {
 	}
 }
 
+// A baseline's `presets show` is resolved, each value marked with the file that sets it,
+// and is a preset file that runs as the baseline does; --source prints the file as written.
+func TestPresetsShowResolvesABaseline(t *testing.T) {
+	out, _, code := cli(t, "presets", "show", "npu-pim")
+	for _, want := range []string{"npu-pim.toml extends neupims.toml", "dual_row_buffer = false  # npu-pim.toml", "tile_cycles = 184  # neupims.toml", "# pim.dual_row_buffer"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d; presets show npu-pim lacks %q", code, want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "shown.toml")
+	os.WriteFile(p, []byte(out), 0o644)
+	shown, _, code1 := cli(t, "run", "--config", p, "--format", "json", "--steps", "3")
+	direct, _, code2 := cli(t, "run", "--preset", "npu-pim", "--format", "json", "--steps", "3")
+	if code1 != 0 || code2 != 0 || shown != direct {
+		t.Errorf("the shown file runs differently: exit %d, %d\n%s\n%s", code1, code2, shown, direct)
+	}
+	src, _, code := cli(t, "presets", "show", "--source", "npu-pim")
+	src, keys, _ := strings.Cut(src, "# Keys of this preset")
+	if code != 0 || !strings.Contains(src, "extends = \"neupims\"") || strings.Contains(src, "tile_cycles") || !strings.Contains(keys, "# pim.tile_cycles") {
+		t.Errorf("presets show --source npu-pim: exit %d\n%s", code, src)
+	}
+}
+
 func TestRunJSONContract(t *testing.T) {
 	out, errs, code := cli(t, "run", "--preset", "neupims", "--requests", "64", "--batch", "32", "--format", "json")
 	if code != 0 {
@@ -105,7 +128,7 @@ func TestRunDeterministic(t *testing.T) {
 // Every preset's default run prints the same JSON twice and whatever the number of
 // cores.
 func TestEveryPresetDeterministic(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("three default runs of every preset")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

@@ -167,7 +167,7 @@ func firstFrame(t *testing.T, addr string, w, h int) (time.Duration, *sshTerm) {
 // machine too slow for one), and the server's heap bounded: resets coalesce into one
 // build at a time per session, and rebuilds share the server's build slots.
 func TestServeResetFlood(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("Hermes sessions skipped in -short mode")
 	}
 	_, addr, _ := startServe(t, "--open", "--preset", "hermes", "--batch", "1", "--requests", "4")
@@ -213,7 +213,7 @@ func TestServeResetFlood(t *testing.T) {
 // each stepped until its history is full, hold little memory each. Go test . -run
 // TestServeFullHistories -class-sessions 30 is a class.
 func TestServeFullHistories(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("full histories skipped in -short mode")
 	}
 	n := *classSessions

@@ -612,7 +612,7 @@ func TestServeShutdown(t *testing.T) {
 // TestServeFiftySessions: a class of fifty steps at once on loopback, within a bounded
 // time and without errors.
 func TestServeFiftySessions(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("50 sessions skipped in -short mode")
 	}
 	const n, steps = 50, 3
@@ -713,7 +713,7 @@ func classSession(addr string, w, h, steps int) error {
 // TestServeOpenSSH: the OpenSSH client, in a terminal (tmux), gets the explorer, steps,
 // resizes and quits with status 0; asking for a command instead is refused.
 func TestServeOpenSSH(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("OpenSSH test skipped in -short mode")
 	}
 	for _, tool := range []string{"ssh", "tmux"} {

@@ -61,6 +61,23 @@ type GPUEntry struct {
 	Source           string  `toml:"source"`
 }
 
+// gpu is the catalogue GPU name as a sim.GPU with its datasheet figures; key is the preset
+// key that names it, for the error. launchUs > 0 replaces the catalogue's kernel launch
+// overhead. The caller sets what the preset says of how the GPU is used (efficiencies,
+// memory share, KV blocks).
+func (c *catalogs) gpu(key, name string, launchUs float64) (sim.GPU, error) {
+	e, ok := c.gpus[name]
+	if !ok {
+		return sim.GPU{}, &Error{Key: key, Msg: fmt.Sprintf("unknown GPU %q; %s", name, didYouMean(name, c.gpuNames))}
+	}
+	g := sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps,
+		CapacityGB: e.CapacityGB, LaunchOverheadUs: e.LaunchOverheadUs}
+	if launchUs > 0 {
+		g.LaunchOverheadUs = launchUs
+	}
+	return g, nil
+}
+
 type catalogs struct {
 	gpuMemoryEfficiency                float64 // the one streaming efficiency of every GPU
 	models                             map[string]ModelEntry

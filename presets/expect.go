@@ -322,7 +322,7 @@ func measureRun(p gridPoint) (map[string]float64, error) {
 	var unfit *sim.UnfitError
 	switch {
 	case err == nil:
-		v = Metrics(r)
+		v = r.MetricValues()
 	case !errors.As(err, &unfit):
 		return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}

@@ -13,7 +13,7 @@ import (
 // the scoring rule, and one declared not reproduced is outside it (so the declaration
 // stays true) yet points the same way as the paper.
 func TestDeclaredExpectations(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("the expectation grids take seconds; skipped in -short mode")
 	}
 	for _, n := range Names() {
@@ -62,7 +62,7 @@ func unit(o Outcome) string {
 // length is far lower (that batch lives at 214 tokens on average over its first 512
 // iterations, about 310 in the long run).
 func TestSteadyStateSettled(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("long runs; skipped in -short mode")
 	}
 	seen := map[string]bool{}

@@ -55,7 +55,13 @@ func fields() []field {
 	walk = func(t reflect.Type, prefix string) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue // bookkeeping (File.tpSet), not a key
+			}
 			name := strings.Split(sf.Tag.Get("toml"), ",")[0]
+			if path := prefix + name; path == "extends" {
+				continue // resolved when the file is read; no override can change it
+			}
 			ft := sf.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()

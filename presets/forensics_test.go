@@ -17,7 +17,7 @@ func TestBubbleByCauseSumsToBubbleFraction(t *testing.T) {
 		sets []string
 	}
 	steps := "workload.steps=40"
-	if testing.Short() {
+	if quick() {
 		steps = "workload.steps=12"
 	}
 	var runs []run

@@ -70,15 +70,6 @@ type KVCacheSec struct {
 	CapacityTokensPerPE int    `toml:"capacity_tokens_per_pe" min:"0" max:"1073741824" doc:"> 0: each PE (or cube) holds this many tokens of KV instead of what its DRAM holds after the weights (teaching examples)"`
 }
 
-func gpuEntry(c *catalogs, key, name string) (sim.GPU, error) {
-	e, ok := c.gpus[name]
-	if !ok {
-		return sim.GPU{}, &Error{Key: key, Msg: fmt.Sprintf("unknown GPU %q; %s", name, didYouMean(name, c.gpuNames))}
-	}
-	return sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: e.CapacityGB,
-		LaunchOverheadUs: e.LaunchOverheadUs}, nil
-}
-
 func (h *HBSec) apply(cfg *sim.Config, _ *catalogs) error {
 	if h.Mesh < 1 || h.BankGrid < 1 {
 		return &Error{Key: "hb.mesh", Msg: "the HB-Device needs hb.mesh and hb.bank_grid of at least 1 (is this preset's system helios?)"}
@@ -93,7 +84,7 @@ func (h *HBSec) apply(cfg *sim.Config, _ *catalogs) error {
 }
 
 func (n *NMPSec) apply(cfg *sim.Config, c *catalogs) error {
-	g, err := gpuEntry(c, "nmp.gpu", n.GPU)
+	g, err := c.gpu("nmp.gpu", n.GPU, 0)
 	if err != nil {
 		return err
 	}
@@ -105,7 +96,7 @@ func (n *NMPSec) apply(cfg *sim.Config, c *catalogs) error {
 }
 
 func (cl *ClusterSec) apply(cfg *sim.Config, c *catalogs) error {
-	g, err := gpuEntry(c, "cluster.prefill_gpu", cl.PrefillGPU)
+	g, err := c.gpu("cluster.prefill_gpu", cl.PrefillGPU, 0)
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func TestHeLioSFig4Preset(t *testing.T) {
 // byte), and the NMP designs beat the GPU on all four; HeLioS beats them all. Checked at
 // each model's largest decode batch.
 func TestHeLioSBaselineOrder(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("runs twenty decode benchmarks")
 	}
 	type pt struct {

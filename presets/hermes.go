@@ -104,23 +104,18 @@ type OffloadSec struct {
 }
 
 func (p *PlatformSec) apply(cfg *sim.Config, c *catalogs) error {
-	e, ok := c.gpus[p.GPU]
-	if !ok {
-		return &Error{Key: "platform.gpu", Msg: fmt.Sprintf("unknown GPU %q; %s", p.GPU, didYouMean(p.GPU, c.gpuNames))}
+	g, err := c.gpu("platform.gpu", p.GPU, p.LaunchOverheadUs)
+	if err != nil {
+		return err
 	}
-	bw := e.BandwidthGBps
 	if p.GPUBandwidthGBps > 0 {
-		bw = p.GPUBandwidthGBps
+		g.BandwidthGBps = p.GPUBandwidthGBps
 	}
-	lo := e.LaunchOverheadUs
-	if p.LaunchOverheadUs > 0 {
-		lo = p.LaunchOverheadUs
+	if p.GPUWeightGB > g.CapacityGB {
+		return &Error{Key: "platform.gpu_weight_gb", Msg: fmt.Sprintf("%g GB is more than the %s's %g GB", p.GPUWeightGB, g.Display, g.CapacityGB)}
 	}
-	if p.GPUWeightGB > e.CapacityGB {
-		return &Error{Key: "platform.gpu_weight_gb", Msg: fmt.Sprintf("%g GB is more than the %s's %g GB", p.GPUWeightGB, e.Display, e.CapacityGB)}
-	}
-	cfg.Hermes.Platform = sim.HermesPlatform{GPU: e.Name, GPUDisplay: e.Display, GPUTFLOPS: e.FP16TFLOPS, GPUBandwidthGBps: bw, GPUCapacityGB: e.CapacityGB,
-		GPUWeightGB: p.GPUWeightGB, ComputeEfficiency: p.ComputeEfficiency, MemoryEfficiency: p.MemoryEfficiency, LaunchOverheadUs: lo,
+	cfg.Hermes.Platform = sim.HermesPlatform{GPU: g.Name, GPUDisplay: g.Display, GPUTFLOPS: g.PeakTFLOPS, GPUBandwidthGBps: g.BandwidthGBps, GPUCapacityGB: g.CapacityGB,
+		GPUWeightGB: p.GPUWeightGB, ComputeEfficiency: p.ComputeEfficiency, MemoryEfficiency: p.MemoryEfficiency, LaunchOverheadUs: g.LaunchOverheadUs,
 		PCIeGBps: p.PCIeGBps, PCIeLatencyUs: p.PCIeLatencyUs, HostGBps: p.HostGBps, HostGFLOPS: p.HostGFLOPS}
 	return nil
 }

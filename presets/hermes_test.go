@@ -52,7 +52,7 @@ func TestHermesFamilyDefaults(t *testing.T) {
 		if cfg.Family != "hermes" || (cfg.System != sim.SystemHermes && cfg.System != sim.SystemOffload) {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
-		if testing.Short() {
+		if quick() {
 			continue
 		}
 		start := time.Now()
@@ -71,7 +71,7 @@ func TestHermesFamilyDefaults(t *testing.T) {
 // full Hermes (window remapping too). Each stage decodes at least as fast as the one
 // before, and the first step is strictly faster.
 func TestHermesAblationPath(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("four 70B runs")
 	}
 	path := []struct {
@@ -179,7 +179,7 @@ func BenchmarkHermesStep70B(b *testing.B) {
 
 // Hermes' end-to-end throughput rises with the batch (§V-C, Fig. 11).
 func TestHermesBatchScaling(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("three end-to-end runs")
 	}
 	var prev float64

@@ -490,7 +490,7 @@ func TestInvariantsEveryPreset(t *testing.T) {
 	start := time.Now()
 	for i, n := range Names() {
 		t.Run(n, func(t *testing.T) {
-			if testing.Short() && time.Since(start) > 5*time.Second {
+			if quick() && time.Since(start) > 5*time.Second {
 				t.Skip("over 5 s under -short")
 			}
 			cfg, applied, ok := invConfig(t, uint8(i), nil, 7)

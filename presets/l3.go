@@ -1,7 +1,7 @@
 package presets
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/pimtui/pimtui/sim"
 )
@@ -90,23 +90,17 @@ type L3PIMSec struct {
 }
 
 func (s *L3Sec) apply(cfg *sim.Config, c *catalogs) error {
-	e, ok := c.gpus[s.GPU.Name]
-	if !ok {
-		return &Error{Key: "l3.gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", s.GPU.Name, didYouMean(s.GPU.Name, c.gpuNames))}
+	gpu, err := c.gpu("l3.gpu.name", s.GPU.Name, s.GPU.LaunchOverheadUs)
+	if err != nil {
+		return err
 	}
-	capGB := e.CapacityGB
 	if s.GPU.CapacityGiB > 0 {
-		capGB = s.GPU.CapacityGiB * (1 << 30) / 1e9
+		gpu.CapacityGB = s.GPU.CapacityGiB * (1 << 30) / 1e9
 	}
-	lo := e.LaunchOverheadUs
-	if s.GPU.LaunchOverheadUs > 0 {
-		lo = s.GPU.LaunchOverheadUs
-	}
+	gpu.ComputeEfficiency, gpu.MemoryEfficiency, gpu.MemoryUtilization, gpu.KVBlockTokens = s.GPU.ComputeEfficiency, s.GPU.MemoryEfficiency, 1, s.GPU.KVBlockTokens
 	h, t, p := s.Host, s.Host.Timing, s.PIM
 	cfg.L3 = sim.L3Config{
-		GPU: sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: capGB,
-			LaunchOverheadUs: lo, ComputeEfficiency: s.GPU.ComputeEfficiency, MemoryEfficiency: s.GPU.MemoryEfficiency,
-			MemoryUtilization: 1, KVBlockTokens: s.GPU.KVBlockTokens},
+		GPU:  gpu,
 		GPUs: s.GPU.Count, NVLinkGBps: s.GPU.NVLinkGBps, NVLinkLatencyUs: s.GPU.NVLinkLatencyUs,
 		PCIeGBps: s.Link.PCIeGBpsPerGPU, PCIeLatencyUs: s.Link.PCIeLatencyUs, HostLinkGBps: s.Link.HostGBps,
 		Host: sim.DIMMHost{Channels: h.Channels, DIMMsPerChannel: h.DIMMsPerChannel, RanksPerDIMM: h.RanksPerDIMM, BankGroups: h.BankGroups,
@@ -119,14 +113,9 @@ func (s *L3Sec) apply(cfg *sim.Config, c *catalogs) error {
 		Attention: s.Attention, Scheduler: s.Scheduler, SubBatches: s.SubBatches, ChunkMultiple: s.ChunkMultiple,
 		CommOverlap: s.CommOverlap, ChargeRelayout: s.ChargeRelayout, Predictor: s.Predictor,
 	}
-	if s.Scheduler == sim.L3SchedAdaptive && s.Attention != sim.L3AttnBankPIM && s.Attention != sim.L3AttnRankPIM {
-		return &Error{Key: "l3.scheduler", Msg: fmt.Sprintf("the L3 scheduler plans against DIMM-PIM attention; with l3.attention = %q use prefill_first", s.Attention)}
-	}
-	if s.Attention == sim.L3AttnCPU && s.SubBatches != 2 {
-		return &Error{Key: "l3.sub_batches", Msg: "CPU offload pipelines a GPU-attention and a CPU-attention sub-batch (NEO); set 2"}
-	}
-	if s.GPU.Count%max(1, cfg.TP) != 0 {
-		return &Error{Key: "model.tp", Msg: fmt.Sprintf("tp=%d does not divide the %d GPUs (l3.gpu.count); the GPUs form data-parallel replicas of tp GPUs each", cfg.TP, s.GPU.Count)}
+	var le *sim.L3Error
+	if err := cfg.L3.Check(max(1, cfg.TP), max(1, cfg.PP)); errors.As(err, &le) {
+		return &Error{Key: le.Key, Msg: le.Msg}
 	}
 	return nil
 }

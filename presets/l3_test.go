@@ -32,7 +32,7 @@ func TestL3FamilyDefaults(t *testing.T) {
 		if cfg.Family != "l3" || cfg.System != sim.SystemL3 {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
-		if testing.Short() {
+		if quick() {
 			continue
 		}
 		cfg.Recycle = true
@@ -112,8 +112,10 @@ func TestL3Overrides(t *testing.T) {
 		want string
 	}{
 		{[]string{"l3.gpu.name=a100"}, `unknown GPU "a100"; did you mean`},
-		{[]string{"l3.attention=gpu"}, "l3.scheduler: the L3 scheduler plans against DIMM-PIM attention"},
-		{[]string{"model.tp=3"}, "does not divide"},
+		{[]string{"l3.attention=gpu"}, `l3.scheduler: the L3 scheduler (l3.scheduler = "l3") plans against DIMM-PIM attention`},
+		{[]string{"model.tp=3"}, "model.tp: tp = 3 does not divide the 8 GPUs"},
+		{[]string{"l3.attention=cpu", "l3.scheduler=prefill_first", "l3.sub_batches=1"}, "l3.sub_batches: CPU offload pipelines a GPU-attention and a CPU-attention sub-batch"},
+		{[]string{"model.pp=2"}, "model.pp: the L3 family splits a model by tensor and data parallelism only"},
 	} {
 		f, _ := Get("l3")
 		for _, kv := range c.sets {

@@ -143,7 +143,7 @@ func ParseLesson(filename string, data []byte) (*Lesson, error) {
 	if len(l.Steps) == 0 {
 		return nil, errAt("name", "a lesson needs at least one [[step]]")
 	}
-	known := MetricNames(nil)
+	known := sim.MetricNames(nil)
 	for i := range l.Steps {
 		s := &l.Steps[i]
 		k := fmt.Sprintf("step.%d.", i+1)
@@ -225,7 +225,7 @@ func checkClaim(c *Claim, i, n int, known []string, errAt func(key, msg string) 
 // checkMetricName accepts a numeric field of the run's result; the lane groups of
 // utilization and bubble_fraction depend on the system and are checked when a step runs.
 func checkMetricName(m string, known []string) error {
-	if slices.Contains(known, m) || IsCauseMetric(m) {
+	if slices.Contains(known, m) || sim.IsCauseMetric(m) {
 		return nil
 	}
 	for _, p := range []string{"utilization.", "bubble_fraction."} {
@@ -438,7 +438,7 @@ func (l *Lesson) Measure(i int, overrides ...string) (map[string]float64, error)
 	if err != nil {
 		return nil, fmt.Errorf("lesson %s step %d (%s): %w", l.Name, i+1, s.Preset, err)
 	}
-	return Metrics(r), nil
+	return r.MetricValues(), nil
 }
 
 // EvaluateClaims runs every step that has a claim or is compared with, spread over the

@@ -65,7 +65,7 @@ func TestEmbeddedLessonClaimsHold(t *testing.T) {
 	}
 	for _, l := range ls {
 		t.Run(l.Name, func(t *testing.T) {
-			if testing.Short() && l.Family == "hermes" {
+			if quick() && l.Family == "hermes" {
 				t.Skip("Hermes tracks every neuron of a 70B model: seconds per step under the race detector; go test without -short checks these claims")
 			}
 			t.Parallel()

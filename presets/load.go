@@ -74,17 +74,13 @@ func Names() []string {
 		rank := map[string]string{}
 		for _, e := range ents {
 			n := strings.TrimSuffix(e, ".toml")
-			var head struct {
-				Family string `toml:"family"`
-			}
-			b, _ := files.ReadFile(e)
-			toml.Unmarshal(b, &head)
-			fi := slices.Index(families, head.Family)
+			family := familyOf(n)
+			fi := slices.Index(families, family)
 			if fi < 0 {
 				fi = len(families)
 			}
 			first := "1"
-			if n == head.Family {
+			if n == family {
 				first = "0"
 			}
 			rank[n] = fmt.Sprintf("%02d%s%s", fi, first, n)
@@ -93,6 +89,24 @@ func Names() []string {
 		sort.Slice(names, func(i, j int) bool { return rank[names[i]] < rank[names[j]] })
 	})
 	return slices.Clone(names)
+}
+
+// familyOf reads an embedded preset's family, from the presets it extends when it does
+// not say; it only orders the listing, so a broken chain gives "".
+func familyOf(name string) string {
+	for range 16 {
+		var head struct {
+			Family  string `toml:"family"`
+			Extends string `toml:"extends"`
+		}
+		b, _ := files.ReadFile(name + ".toml")
+		toml.Unmarshal(b, &head)
+		if head.Family != "" || head.Extends == "" {
+			return head.Family
+		}
+		name = head.Extends
+	}
+	return ""
 }
 
 // Source returns the text of an embedded preset.
@@ -106,11 +120,18 @@ func Source(name string) ([]byte, error) {
 
 // Get parses an embedded preset.
 func Get(name string) (*File, error) {
-	b, err := Source(name)
+	p, _, err := getParsed(name)
+	return p.file, err
+}
+
+// getParsed parses an embedded preset and returns its text too.
+func getParsed(name string) (parsed, []byte, error) {
+	src, err := Source(name)
 	if err != nil {
-		return nil, err
+		return parsed{}, nil, err
 	}
-	return Parse(name+".toml", b)
+	p, err := parse(name+".toml", src, []string{name})
+	return p, src, err
 }
 
 // pos is a line and column in a file.
@@ -160,44 +181,111 @@ func dottedKey(p *unstable.Parser, it unstable.Iterator) (string, pos) {
 	return strings.Join(parts, "."), first
 }
 
-// Parse decodes a preset file strictly and checks every value's range, the sections its
-// system needs and the keys they require. Errors carry file:line:col.
+// Parse decodes a preset file strictly, resolves the preset it extends, and checks every
+// value's range, the sections its system needs and the keys they require. Errors carry
+// file:line:col, in the file that sets the value.
 func Parse(filename string, data []byte) (*File, error) {
-	if len(data) > MaxFileBytes {
-		return nil, tooLarge(filename, int64(len(data)))
+	p, err := parse(filename, data, nil)
+	if err != nil {
+		return nil, err
 	}
+	return p.file, nil
+}
+
+// parse is Parse for a file reached through chain, the files that extend it.
+func parse(filename string, data []byte, chain []string) (parsed, error) {
+	if len(data) > MaxFileBytes {
+		return parsed{}, tooLarge(filename, int64(len(data)))
+	}
+	f, err := decodeStrict(filename, data)
+	if err != nil {
+		return parsed{}, err
+	}
+	at := ownPositions(filename, data)
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return parsed{}, decodeError(filename, err)
+	}
+	if f.Extends != "" {
+		p, err := parent(filename, f.Extends, at["extends"], chain)
+		if err != nil {
+			return parsed{}, err
+		}
+		system := f.System
+		if system == "" {
+			system = p.file.System
+		}
+		doc, at = inherit(p, doc, at, system)
+		merged, err := toml.Marshal(doc)
+		if err != nil {
+			return parsed{}, err
+		}
+		if f, err = decodeStrict(filename, merged); err != nil {
+			return parsed{}, err
+		}
+	}
+	errAt := func(key, msg string) error {
+		o, ok := at[key]
+		for !ok && strings.Contains(key, ".") {
+			up := key[:strings.LastIndex(key, ".")]
+			if o, ok = at[up]; !ok {
+				key = up
+			}
+		}
+		if !ok {
+			o = origin{filename, pos{1, 1}}
+		}
+		return &Error{File: o.file, Line: o.line, Col: o.col, Key: key, Msg: msg}
+	}
+	if err := check(f, at, errAt); err != nil {
+		return parsed{}, err
+	}
+	return parsed{file: f, doc: doc, at: at}, nil
+}
+
+// decodeStrict decodes a preset file, refusing unknown keys and wrong types.
+func decodeStrict(filename string, data []byte) (*File, error) {
 	var f File
 	d := toml.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
 		return nil, decodeError(filename, err)
 	}
-	at := keyPositions(data)
-	errAt := func(key, msg string) error {
-		p, ok := at[key]
-		for !ok && strings.Contains(key, ".") {
-			key2 := key[:strings.LastIndex(key, ".")]
-			p, ok = at[key2]
-			if ok {
-				break
-			}
-			key = key2
-		}
-		if !ok {
-			p = pos{1, 1}
-		}
-		return &Error{File: filename, Line: p.line, Col: p.col, Key: strings.TrimPrefix(key, ""), Msg: msg}
+	return &f, nil
+}
+
+// parents are the presets a file may extend: the embedded ones (a test gives others).
+var parents fs.FS = files
+
+// parent resolves the embedded preset name that the file filename extends (at where).
+// chain names the embedded presets on the way, to refuse a cycle.
+func parent(filename, name string, where origin, chain []string) (parsed, error) {
+	errHere := func(msg string) error {
+		return &Error{File: filename, Line: where.line, Col: where.col, Key: "extends", Msg: msg}
 	}
+	src, err := fs.ReadFile(parents, name+".toml")
+	if err != nil {
+		return parsed{}, errHere(fmt.Sprintf("unknown preset %q to extend; %s", name, didYouMean(name, Names())))
+	}
+	if slices.Contains(chain, name) {
+		return parsed{}, errHere(fmt.Sprintf("presets extend one another in a cycle (%s); let one of them set its keys itself", strings.Join(append(chain, name), " extends ")))
+	}
+	return parse(name+".toml", src, append(chain, name))
+}
+
+// check validates a decoded preset: ranges, required keys, expectations, catalogue names
+// and splits. at says where each key is set; errAt builds an error there.
+func check(f *File, at map[string]origin, errAt func(key, msg string) error) error {
 	for _, fd := range fields() {
 		if _, present := at[fd.Path]; !present {
 			continue
 		}
-		v, _, ok := lookup(&f, fd.Path)
+		v, _, ok := lookup(f, fd.Path)
 		if !ok {
 			continue
 		}
 		if msg := checkValue(fd, v); msg != "" {
-			return nil, errAt(fd.Path, msg)
+			return errAt(fd.Path, msg)
 		}
 	}
 	need := map[string][]string{
@@ -206,7 +294,7 @@ func Parse(filename string, data []byte) (*File, error) {
 		"workload": {"dataset", "requests", "batch", "arrival", "prefill", "kv_policy", "seed"},
 	}
 	if !slices.Contains(sim.Systems(), f.System) {
-		return nil, errAt("system", fmt.Sprintf("unknown system %q; %s", f.System, didYouMean(f.System, sim.Systems())))
+		return errAt("system", fmt.Sprintf("unknown system %q; %s", f.System, didYouMean(f.System, sim.Systems())))
 	}
 	for _, sec := range sectionsFor(f.System) {
 		need[sec] = sectionKeys(sec)
@@ -224,45 +312,50 @@ func Parse(filename string, data []byte) (*File, error) {
 			}
 			if _, ok := at[full]; !ok {
 				fd := fieldByPath(full)
-				return nil, errAt(full, fmt.Sprintf("missing required key %q (%s)", full, fd.Doc))
+				return errAt(full, fmt.Sprintf("missing required key %q (%s)", full, fd.Doc))
 			}
 		}
 	}
 	for i, e := range f.Expect {
 		g := e.Grid
 		if (e.Versus == "" && (e.Value <= 0 || len(e.BestOf) > 0)) || (e.Versus != "" && e.Ratio <= 0) || len(g.Model) == 0 || (len(g.Dataset) == 0 && len(g.ModelDataset) == 0) || len(g.Batch) == 0 {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q) needs versus, ratio > 0 and a grid of model, dataset and batch", i+1, e.ID))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q) needs versus, ratio > 0 and a grid of model, dataset and batch", i+1, e.ID))
 		}
 		perModel := func(n int) bool { return n > 0 && n != len(g.Model) }
 		if perModel(len(g.TP)) || perModel(len(g.PP)) || perModel(len(g.ModelMaxBatch)) || perModel(len(g.ModelDataset)) {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): grid tp, pp, model_max_batch and model_dataset need one entry per model", i+1, e.ID))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): grid tp, pp, model_max_batch and model_dataset need one entry per model", i+1, e.ID))
 		}
 		if e.Mean != "" && e.Mean != "arithmetic" && e.Mean != "geometric" && e.Mean != "max" {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): mean %q is not arithmetic, geometric or max", i+1, e.ID, e.Mean))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): mean %q is not arithmetic, geometric or max", i+1, e.ID, e.Mean))
 		}
 		if e.Metric != "throughput_tok_s" && e.Metric != "mean_batch" && !strings.HasPrefix(e.Metric, "utilization.") {
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s, mean_batch or utilization.GROUP", i+1, e.ID, e.Metric))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): metric %q is not throughput_tok_s, mean_batch or utilization.GROUP", i+1, e.ID, e.Metric))
 		}
 		switch {
 		case e.Method != "steady" && e.Method != "whole":
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): method %q is not steady or whole; say how the paper measured", i+1, e.ID, e.Method))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): method %q is not steady or whole; say how the paper measured", i+1, e.ID, e.Method))
 		case e.Method == "steady" && (e.Steps < 1 || e.Requests != 0):
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a steady-state measurement needs steps ≥ 1 (and a warm-up) and no requests: the closed loop is kept full", i+1, e.ID))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): a steady-state measurement needs steps ≥ 1 (and a warm-up) and no requests: the closed loop is kept full", i+1, e.ID))
 		case e.Method == "whole" && (e.Steps != 0 || e.Warmup != 0):
-			return nil, errAt("expect", fmt.Sprintf("expectation %d (%q): a whole run measures every iteration; drop steps and warmup", i+1, e.ID))
+			return errAt("expect", fmt.Sprintf("expectation %d (%q): a whole run measures every iteration; drop steps and warmup", i+1, e.ID))
 		}
 	}
-	if err := checkNames(&f); err != nil {
+	for _, k := range f.Shared {
+		if !slices.ContainsFunc(allPaths(), func(p string) bool { return p == k || strings.HasPrefix(p, k+".") }) && k != "model.split" {
+			return errAt("shared", fmt.Sprintf("unknown key or table %q; %s", k, didYouMean(k, allPaths())))
+		}
+	}
+	if err := checkNames(f); err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {
-			return nil, errAt(pe.Key, pe.Msg)
+			return errAt(pe.Key, pe.Msg)
 		}
-		return nil, err
+		return err
 	}
 	if msg := checkSplits(f.Model); msg != "" {
-		return nil, errAt("model.split", msg)
+		return errAt("model.split", msg)
 	}
-	return &f, nil
+	return nil
 }
 
 // checkSplits checks the paper's split per model: known models, each once, degrees in

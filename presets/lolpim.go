@@ -59,16 +59,14 @@ func (l *LoLPIMSec) apply(cfg *sim.Config, c *catalogs) error {
 	if !x.XPU {
 		return nil
 	}
-	e, ok := c.gpus[l.XPUGPU]
-	if !ok {
-		return &Error{Key: "lolpim.xpu_gpu", Msg: fmt.Sprintf("unknown GPU %q; %s", l.XPUGPU, didYouMean(l.XPUGPU, c.gpuNames))}
+	g, err := c.gpu("lolpim.xpu_gpu", l.XPUGPU, l.XPULaunchOverheadUs)
+	if err != nil {
+		return err
 	}
-	lo := e.LaunchOverheadUs
-	if l.XPULaunchOverheadUs > 0 {
-		lo = l.XPULaunchOverheadUs
-	}
-	x.GPU = sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps * l.XPUMemoryShare, CapacityGB: e.CapacityGB * l.XPUMemoryShare,
-		LaunchOverheadUs: lo, ComputeEfficiency: l.XPUComputeEfficiency, MemoryEfficiency: l.XPUMemoryEfficiency, MemoryUtilization: 1}
+	g.BandwidthGBps *= l.XPUMemoryShare
+	g.CapacityGB *= l.XPUMemoryShare
+	g.ComputeEfficiency, g.MemoryEfficiency, g.MemoryUtilization = l.XPUComputeEfficiency, l.XPUMemoryEfficiency, 1
+	x.GPU = g
 	return nil
 }
 

@@ -95,7 +95,7 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if testing.Short() && seen[f.System] {
+		if quick() && seen[f.System] {
 			continue
 		}
 		seen[f.System] = true
@@ -103,14 +103,14 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 		if !ok {
 			t.Fatalf("system %s has no resources listed", f.System)
 		}
-		if testing.Short() {
+		if quick() {
 			keys = keys[:min(2, len(keys))]
 		}
 		base, ok := monoWorkload[name]
 		if !ok {
 			base = monoWorkload[f.System]
 		}
-		if w, ok := monoFull[f.System]; ok && !testing.Short() {
+		if w, ok := monoFull[f.System]; ok && !quick() {
 			base = w
 		}
 		hi := -1.0 // the preset's own throughput, run once

@@ -332,3 +332,13 @@ func TestEveryGPUStreamsAtTheCatalogueRule(t *testing.T) {
 		t.Fatalf("only %d GPUs found in the presets", seen)
 	}
 }
+
+// Every key `presets keys` and `presets show` list has a name: the File's bookkeeping
+// fields are not keys.
+func TestKeysAreNamed(t *testing.T) {
+	for _, k := range Keys() {
+		if k.Key == "" || strings.HasPrefix(k.Key, ".") {
+			t.Errorf("unnamed key %+v", k)
+		}
+	}
+}

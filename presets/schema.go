@@ -10,6 +10,7 @@ package presets
 // included. Units are in the key names.
 type File struct {
 	Name        string       `toml:"name" doc:"preset name"`
+	Extends     string       `toml:"extends,omitempty" doc:"the embedded preset this one takes every key from, but its name, description and expectations; the file sets only what differs"`
 	Description string       `toml:"description" doc:"one-line description"`
 	Family      string       `toml:"family" doc:"preset family (the paper)"`
 	System      string       `toml:"system" doc:"planner: neupims (NPU + HBM-PIM family), gpu (GPU-only serving), …"`
@@ -34,6 +35,10 @@ type File struct {
 	Hermes      *HermesSec   `toml:"hermes" systems:"hermes"`
 	Offload     *OffloadSec  `toml:"offload" systems:"offload"`
 	Expect      []Expect     `toml:"expect"`
+	// Shared names the keys (or whole tables) that every preset of the family holds at the
+	// same value: the hardware and the calibration knobs a baseline shares with its system.
+	// A family's own preset declares them; a test checks the others.
+	Shared []string `toml:"shared"`
 
 	// tpSet and ppSet record model.tp and model.pp set by an override, which a later
 	// change of model keeps.

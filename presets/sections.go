@@ -38,14 +38,12 @@ func (s *SchedSec) apply(cfg *sim.Config, _ *catalogs) error {
 }
 
 func (g *GPUSec) apply(cfg *sim.Config, c *catalogs) error {
-	e := c.gpus[g.Name]
-	lo := e.LaunchOverheadUs
-	if g.LaunchOverheadUs > 0 {
-		lo = g.LaunchOverheadUs
+	gpu, err := c.gpu("gpu.name", g.Name, g.LaunchOverheadUs)
+	if err != nil {
+		return err
 	}
-	cfg.GPU = sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps, CapacityGB: e.CapacityGB,
-		LaunchOverheadUs: lo, ComputeEfficiency: g.ComputeEfficiency, MemoryEfficiency: g.MemoryEfficiency,
-		MemoryUtilization: g.MemoryUtilization, KVBlockTokens: g.KVBlockTokens,
-		GPUsPerNode: g.GPUsPerNode, IntraNodeGBps: g.IntraNodeGBps, NodeLinkGBps: g.NodeLinkGBps}
+	gpu.ComputeEfficiency, gpu.MemoryEfficiency, gpu.MemoryUtilization = g.ComputeEfficiency, g.MemoryEfficiency, g.MemoryUtilization
+	gpu.KVBlockTokens, gpu.GPUsPerNode, gpu.IntraNodeGBps, gpu.NodeLinkGBps = g.KVBlockTokens, g.GPUsPerNode, g.IntraNodeGBps, g.NodeLinkGBps
+	cfg.GPU = gpu
 	return nil
 }

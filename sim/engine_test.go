@@ -369,7 +369,7 @@ func TestImpossibleConfigsAreErrors(t *testing.T) {
 
 // Memory stays flat over a long run once the history is full: 100,000 iterations.
 func TestMemoryBoundedOverLongRun(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("long run skipped in -short mode")
 	}
 	c := testNeuPIMs()

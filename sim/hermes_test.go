@@ -237,7 +237,7 @@ func TestOfflineMappingCountsTheBatch(t *testing.T) {
 	if k := waterFill(kindBlocks(p, 1), c); k[0] != 3 {
 		t.Fatalf("batch 8: k = %v, want 3", k)
 	}
-	if testing.Short() {
+	if quick() {
 		return
 	}
 	// The run that showed it: OPT-13B at batch 16, 128 tokens in and 64 out, slowed from
@@ -332,7 +332,7 @@ func stepN(t testing.TB, c Config, n int) *Snapshot {
 // whose > 90% is the paper's hand-picked pair, not an average); the marginal rate and the
 // 20/80 hot share hold (§III-A); the predictor reaches about the paper's 98% (§IV-C).
 func TestActivationStatistics(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("60 tokens of a 13B model")
 	}
 	c := testHermes()
@@ -451,7 +451,7 @@ func keys[V any](m map[string]V) []string {
 // gets faster at each stage, and the window remapping lowers the per-block DIMM imbalance
 // that Eq. 2 charges (the chunked layout keeps whole co-activation clusters on one DIMM).
 func TestAblationMechanisms(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("several runs of a 13B model")
 	}
 	run := func(edit func(*HermesPolicy)) (dec Time, imb float64) {

@@ -75,37 +75,58 @@ func (lc *L3Config) hostKV() bool {
 	return lc.Attention == L3AttnBankPIM || lc.Attention == L3AttnRankPIM
 }
 
-func newL3(c *Config) (*l3, error) {
-	lc := &c.L3
-	sh := c.shard()
+// L3Error is a broken rule of the L3 configuration, with the preset key that breaks it.
+type L3Error struct{ Key, Msg string }
+
+func (e *L3Error) Error() string { return e.Msg }
+
+func l3Errorf(key, format string, a ...any) error {
+	return &L3Error{Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Check applies the rules that tie L3's settings together, at tensor- and
+// pipeline-parallel degrees tp and pp: the adaptive scheduler plans against DIMM-PIM
+// attention (§5), CPU offload pipelines two sub-batches (NEO, §6.1), and the GPUs form
+// data-parallel replicas of tp GPUs each (Table 3). Presets check them when a preset is
+// built; the planner again for a configuration built in code.
+func (lc *L3Config) Check(tp, pp int) error {
 	switch lc.Attention {
 	case L3AttnBankPIM, L3AttnRankPIM, L3AttnHBMPIM, L3AttnCPU, L3AttnGPU:
 	default:
-		return nil, fmt.Errorf("l3.attention %q: want bank_pim, rank_pim, hbm_pim, cpu or gpu", lc.Attention)
+		return l3Errorf("l3.attention", "l3.attention %q: want bank_pim, rank_pim, hbm_pim, cpu or gpu", lc.Attention)
 	}
 	switch lc.Scheduler {
 	case L3SchedAdaptive:
 		if !lc.hostKV() {
-			return nil, fmt.Errorf("the L3 scheduler (l3.scheduler = \"l3\") plans against DIMM-PIM attention; with l3.attention = %q use l3.scheduler = \"prefill_first\"", lc.Attention)
+			return l3Errorf("l3.scheduler", "the L3 scheduler (l3.scheduler = \"l3\") plans against DIMM-PIM attention; with l3.attention = %q use l3.scheduler = \"prefill_first\"", lc.Attention)
 		}
 	case L3SchedPrefillFirst:
 	default:
-		return nil, fmt.Errorf("l3.scheduler %q: want l3 or prefill_first", lc.Scheduler)
+		return l3Errorf("l3.scheduler", "l3.scheduler %q: want l3 or prefill_first", lc.Scheduler)
 	}
 	if lc.SubBatches != 1 && lc.SubBatches != 2 {
-		return nil, fmt.Errorf("l3.sub_batches = %d: want 1 (single batch) or 2 (interleaved sub-batches)", lc.SubBatches)
+		return l3Errorf("l3.sub_batches", "l3.sub_batches = %d: want 1 (single batch) or 2 (interleaved sub-batches)", lc.SubBatches)
 	}
 	if lc.Attention == L3AttnCPU && lc.SubBatches != 2 {
-		return nil, fmt.Errorf("CPU offload pipelines a GPU-attention and a CPU-attention sub-batch (NEO); set l3.sub_batches = 2")
+		return l3Errorf("l3.sub_batches", "CPU offload pipelines a GPU-attention and a CPU-attention sub-batch (NEO); set l3.sub_batches = 2")
 	}
 	if lc.Predictor != L3PredOracle && lc.Predictor != L3PredPaper {
-		return nil, fmt.Errorf("l3.predictor %q: want oracle or paper", lc.Predictor)
+		return l3Errorf("l3.predictor", "l3.predictor %q: want oracle or paper", lc.Predictor)
 	}
-	if sh.PP != 1 {
-		return nil, fmt.Errorf("the L3 family splits a model by tensor and data parallelism only (Table 3); set model.pp = 1, got %d", sh.PP)
+	if pp != 1 {
+		return l3Errorf("model.pp", "the L3 family splits a model by tensor and data parallelism only (Table 3); set model.pp = 1, got %d", pp)
 	}
-	if lc.GPUs < 1 || lc.GPUs%sh.TP != 0 {
-		return nil, fmt.Errorf("tp = %d does not divide the %d GPUs; the GPUs form data-parallel replicas of tp GPUs each (Table 3: OPT-66B tp 2, GPT-89B tp 4, GPT-175B tp 8)", sh.TP, lc.GPUs)
+	if lc.GPUs < 1 || lc.GPUs%tp != 0 {
+		return l3Errorf("model.tp", "tp = %d does not divide the %d GPUs; the GPUs form data-parallel replicas of tp GPUs each (Table 3: OPT-66B tp 2, GPT-89B tp 4, GPT-175B tp 8)", tp, lc.GPUs)
+	}
+	return nil
+}
+
+func newL3(c *Config) (*l3, error) {
+	lc := &c.L3
+	sh := c.shard()
+	if err := lc.Check(sh.TP, sh.PP); err != nil {
+		return nil, err
 	}
 	g := lc.GPU
 	if g.PeakTFLOPS <= 0 || g.BandwidthGBps <= 0 || g.CapacityGB <= 0 || g.ComputeEfficiency <= 0 || g.MemoryEfficiency <= 0 {

@@ -490,7 +490,7 @@ func (ansiWhite) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xf
 // size and in every overlay and layout.
 func TestViewFitsEverySize(t *testing.T) {
 	stride := 1
-	if testing.Short() {
+	if quick() {
 		stride = 3
 	}
 	for _, p := range []string{"neupims", "gpu-h100", "npu-only", "lesson"} {

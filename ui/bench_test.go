@@ -238,7 +238,7 @@ func BenchmarkLargeSystem(b *testing.B) {
 // Memory stays flat however long autoplay runs: the engine keeps a bounded history and
 // the panes keep fixed-size state.
 func TestAutoplayMemoryIsBounded(t *testing.T) {
-	if testing.Short() {
+	if quick() {
 		t.Skip("long autoplay skipped in -short mode")
 	}
 	m := benchModel(t, "neupims", 200, 60)

@@ -394,7 +394,7 @@ func TestCompareSaysStreamAndModels(t *testing.T) {
 // the minimum the too-small screen shows.
 func TestCompareFitsEverySize(t *testing.T) {
 	stride := 1
-	if testing.Short() {
+	if quick() {
 		stride = 3
 	}
 	a, b := pairSides(t, "neupims", "neupims+pim.dual_row_buffer=false")

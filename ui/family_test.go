@@ -248,7 +248,7 @@ func TestHeatmapRelativeScale(t *testing.T) {
 // column-level units and the row units included.
 func TestHeatmapFitsEverySize(t *testing.T) {
 	stride := 1
-	if testing.Short() {
+	if quick() {
 		stride = 3
 	}
 	for _, run := range familyRuns {

@@ -317,7 +317,7 @@ func TestEveryLessonSteps(t *testing.T) {
 	}
 	for _, l := range ls {
 		t.Run(l.Name, func(t *testing.T) {
-			if testing.Short() && l.Family == "hermes" {
+			if quick() && l.Family == "hermes" {
 				t.Skip("Hermes tracks every neuron of a 70B model: seconds per step under the race detector")
 			}
 			info := LessonInfo{Name: l.Name, Title: l.Title}

@@ -101,7 +101,7 @@ func soakRun(t *testing.T, c soakCase, steps int) {
 func TestSoak(t *testing.T) {
 	if !*soak {
 		steps := 2000
-		if testing.Short() {
+		if quick() {
 			steps = 300
 		}
 		soakRun(t, soakCase{name: "neupims", preset: "neupims"}, steps)

@@ -121,7 +121,7 @@ func TestScreenGoldens(t *testing.T) {
 // Every pane fits any size it can be given, including degenerate ones.
 func TestPanesFitEverySize(t *testing.T) {
 	stride := 1
-	if testing.Short() {
+	if quick() {
 		stride = 3
 	}
 	for id := range numPanes {
