@@ -56,6 +56,9 @@ with ratios to A (table), {"sides": [result, …]} (json) or one row per side (c
 				return err
 			}
 			cfg.Recycle = true
+			// Only the result and the progress line read the iterations, unless each
+			// one is written out.
+			cfg.Jump = format != "csv" && tracePath == ""
 			e, err := newEngine(cfg)
 			if err != nil {
 				return err

@@ -602,6 +602,40 @@ func (p *l3) layersOn(rq *Request, off int, n []int) {
 	}
 }
 
+// liveKV is the bytes of live tokens a GPU-resident request holds in its paged blocks.
+func (p *l3) liveKV(r *Request) float64 {
+	bt := max(1, p.lc.GPU.KVBlockTokens)
+	s := r.SeqLen()
+	return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
+}
+
+// probe plans the baselines' decode batch shift iterations on (sim/jump.go). The adaptive
+// scheduler fetches, splits and admits by a predictor it fits as it runs, and the host's
+// KV (bank and rank PIM) is counted per rankset, so those plan every iteration.
+func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
+	if p.lc.Scheduler == L3SchedAdaptive || p.pred.on || p.lc.hostKV() {
+		return false
+	}
+	for _, r := range decode {
+		r.Generated += shift
+	}
+	p.plan(s, decode, nil)
+	for _, r := range decode {
+		r.Generated -= shift
+	}
+	return true
+}
+
+// kvStats is the paged KV cache in the GPUs' HBM (and the host's, CPU offload) as
+// observeKV reports it.
+func (p *l3) kvStats(running []*Request) (used int, frag, util float64) {
+	used, capacity := p.kv.totals()
+	if capacity > 0 {
+		util = float64(used) / float64(capacity)
+	}
+	return used, p.kv.fragmentation(running, p.blkBytes, p.liveKV), util
+}
+
 func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	kv := &snap.KV
 	sh := p.sh
@@ -618,10 +652,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 				return fmt.Sprintf("HBM (%d GPUs)", sh.TP)
 			}
 			return fmt.Sprintf("HBM g%d (%d GPUs)", i, sh.TP)
-		}, running, func(r *Request) float64 {
-			s := r.SeqLen()
-			return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
-		})
+		}, running, p.liveKV)
 		if kv.Capacity > 0 {
 			snap.Metrics.KVUtil = float64(kv.Used) / float64(kv.Capacity)
 		}
