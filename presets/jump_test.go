@@ -42,8 +42,17 @@ func jumpConfigs(t *testing.T, name string, n int, rng *rand.Rand) []sim.Config 
 			edits = append(edits, "model.name="+invLightModels[rng.IntN(len(invLightModels))])
 			steps = 10 + rng.IntN(20)
 		}
-		if f.Family == "l3" && rng.IntN(2) == 0 {
-			edits = append(edits, "model.name=opt-66b")
+		if f.Family == "l3" {
+			// OPT-66B as the paper runs it, or GPT3-175B in GPUs just large enough for
+			// its weights, where the KV cache fills, admission stalls and requests are
+			// preempted within a stretch.
+			if rng.IntN(2) == 0 {
+				edits = append(edits, "model.name=opt-66b")
+			} else {
+				edits = append(edits, fmt.Sprintf("l3.gpu.capacity_gib=%.1f", 45+5*rng.Float64()),
+					fmt.Sprintf("workload.batch=%d", 16+rng.IntN(48)), fmt.Sprintf("workload.requests=%d", 32+rng.IntN(64)))
+				steps = 400 + rng.IntN(800)
+			}
 		}
 		edits = append(edits, fmt.Sprintf("workload.steps=%d", steps))
 		for _, kv := range edits {

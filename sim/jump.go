@@ -39,6 +39,13 @@ type jumper interface {
 	// kvStats is the KV cache as observe reports it after an iteration: blocks in use,
 	// fragmentation and utilisation.
 	kvStats(running []*Request) (used int, frag, util float64)
+	// stuck reports whether an admission that placed no one will place no one until a
+	// request leaves or arrives: what it checks only tightens as the batch grows.
+	stuck() bool
+	// fragPeak is the KV cache's highest fragmentation over the next m iterations of
+	// running, each request one token longer per iteration; false when it cannot tell
+	// without stepping them.
+	fragPeak(running []*Request, m int) (float64, bool)
 }
 
 // minStretch is the shortest stretch worth its three probes.
@@ -192,8 +199,8 @@ func (e *Engine) plainDecode() []*Request {
 
 // startStretch, after an iteration has been stepped, looks for a stretch the next
 // iterations can jump: as long as the same requests decode, up to the first to finish (or
-// reach its context window) and the run's step limit, shortened by halves until the
-// planner's iteration is affine over it.
+// reach its context window), the first preemption and the run's step limit, shortened by
+// halves until the planner's iteration is affine over it.
 func (e *Engine) startStretch(kvStall bool) {
 	e.jump = nil
 	j, ok := e.sys.(jumper)
@@ -214,6 +221,8 @@ func (e *Engine) startStretch(kvStall bool) {
 	if w := e.cfg.Workload; w.Steps > 0 {
 		n = min(n, w.Steps-e.step)
 	}
+	// A preemption ends the stretch with the iteration whose KV growth does not fit.
+	n = min(n, e.sys.pool().growsFor(decode, n)+1)
 	if n < minStretch {
 		return
 	}
@@ -252,42 +261,17 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 		e.jump = nil
 		return nil, false
 	}
-	f := float64(st.k) / float64(st.n-1)
-	lerp := func(x, y float64) float64 { return x + (y-x)*f }
-	t := st.a.t + Time(math.Round(float64(st.b.t-st.a.t)*f))
+	t := e.tick(st)
 	it.decode, it.t = decode, t
-	e.now += t
-	e.step++
 	it.measured = e.step > e.cfg.Workload.Warmup
 	e.retire(it)
 	if it.measured {
-		s := &e.stats
-		s.iters++
-		s.tokens += it.tokens
-		s.batchSum += len(it.decode)
-		s.time += t
-		s.iter.add(t, 1)
-		s.flops += lerp(st.a.flops, st.b.flops)
-		for k, x := range st.a.util {
-			s.util[k] += lerp(x, st.b.util[k])
-		}
-		for k, x := range st.a.bubble {
-			s.bubble[k] += lerp(x, st.b.bubble[k])
-		}
-		for k, x := range st.a.cause {
-			c, y := s.cause[k], st.b.cause[k]
-			for i := range c {
-				c[i] += lerp(x[i], y[i])
-			}
-			s.cause[k] = c
-		}
-		used, frag, util := e.sys.(jumper).kvStats(e.running)
-		s.kvPeakUsed = max(s.kvPeakUsed, used)
-		s.kvPeakFrag = max(s.kvPeakFrag, frag)
-		s.kvPeakUtil = max(s.kvPeakUtil, util)
+		e.stats.tokens += it.tokens
+		e.kvPeaks()
 	}
-	st.k++
-	e.jumped++
+	if st.k < st.n-1 {
+		e.bulk(st, it)
+	}
 	if st.k == st.n {
 		e.jump = nil
 	}
@@ -299,6 +283,100 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 		snap.Metrics.Throughput = float64(e.stats.tokens) / e.stats.time.Seconds()
 	}
 	return snap, true
+}
+
+// tick advances the clock by the stretch's next iteration and adds its interpolated time
+// and metrics to the run's, as observe adds a stepped one's; the caller gives its tokens.
+func (e *Engine) tick(st *stretch) Time {
+	f := float64(st.k) / float64(st.n-1)
+	lerp := func(x, y float64) float64 { return x + (y-x)*f }
+	t := st.a.t + Time(math.Round(float64(st.b.t-st.a.t)*f))
+	e.now += t
+	e.step++
+	st.k++
+	e.jumped++
+	if e.step <= e.cfg.Workload.Warmup {
+		return t
+	}
+	s := &e.stats
+	s.iters++
+	s.batchSum += st.batch
+	s.time += t
+	s.iter.add(t, 1)
+	s.flops += lerp(st.a.flops, st.b.flops)
+	for k, x := range st.a.util {
+		s.util[k] += lerp(x, st.b.util[k])
+	}
+	for k, x := range st.a.bubble {
+		s.bubble[k] += lerp(x, st.b.bubble[k])
+	}
+	for k, x := range st.a.cause {
+		c, y := s.cause[k], st.b.cause[k]
+		for i := range c {
+			c[i] += lerp(x[i], y[i])
+		}
+		s.cause[k] = c
+	}
+	return t
+}
+
+// kvPeaks adds the KV cache as it is now to the run's peaks.
+func (e *Engine) kvPeaks() {
+	s := &e.stats
+	used, frag, util := e.sys.(jumper).kvStats(e.running)
+	s.kvPeakUsed = max(s.kvPeakUsed, used)
+	s.kvPeakFrag = max(s.kvPeakFrag, frag)
+	s.kvPeakUtil = max(s.kvPeakUtil, util)
+}
+
+// bulk runs, after the stretch's iteration it, as many of its following iterations as
+// nothing can happen in, all but its last, at a cost that does not grow with the batch:
+// nothing happened in it, and in them no admission (nothing waits, the batch is full, or
+// the planner's admission is stuck), no arrival, no preemption (every request's KV fits),
+// and all on one side of the warm-up.
+// Their clock, times and metrics advance one by one as the stretch interpolates them; the
+// requests take their tokens and their KV blocks at the end, as stepping leaves them.
+func (e *Engine) bulk(st *stretch, it *iteration) {
+	j := e.sys.(jumper)
+	w := e.cfg.Workload
+	if _, ok := e.sys.(readier); ok || e.events != st.events {
+		return
+	}
+	if len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck()) {
+		return
+	}
+	m := st.n - 1 - st.k
+	if e.step < w.Warmup {
+		m = min(m, w.Warmup-e.step)
+	}
+	m = e.sys.pool().growsFor(e.running, m)
+	peak, ok := j.fragPeak(e.running, m)
+	if !ok || m < 1 {
+		return
+	}
+	measured := e.step+1 > w.Warmup
+	closed := w.Arrival == ArrivalClosed && w.Trace == nil
+	done := 0
+	for done < m && (closed || e.nextReq == nil || e.nextReq.Arrival > e.now) {
+		t := e.tick(st)
+		if measured {
+			e.stats.tbt.add(t*e.ppMul, st.batch)
+		}
+		done++
+	}
+	if done < m {
+		peak, _ = j.fragPeak(e.running, done)
+	}
+	for _, r := range e.running {
+		r.Generated += done
+		r.LastToken = e.now
+	}
+	e.growAll()
+	if measured {
+		e.stats.tokens += done * st.batch
+		e.kvPeaks()
+		e.stats.kvPeakFrag = max(e.stats.kvPeakFrag, peak)
+	}
 }
 
 // Jumped is how many iterations the engine advanced by interpolation rather than by

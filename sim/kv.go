@@ -185,3 +185,39 @@ func (p *kvPool) totals() (used, capacity int) {
 	}
 	return used, capacity
 }
+
+// growsFor is how many of the next m iterations every running request can take its next
+// token's blocks in: past them its location runs out and the engine preempts. A location's
+// demand only grows with the iterations, so the first that does not fit is found by
+// halving.
+func (p *kvPool) growsFor(running []*Request, m int) int {
+	if p.full {
+		return m
+	}
+	need := make([]int, len(p.capacity))
+	fits := func(i int) bool {
+		clear(need)
+		for _, r := range running {
+			k, v := p.blocks(r.seqLenAt(i))
+			if add := k + v - r.reserved; add > 0 {
+				need[r.Loc] += add
+			}
+		}
+		for l, n := range need {
+			if p.reserved[l]+n > p.capacity[l] {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi := 0, m // fits(lo); the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}

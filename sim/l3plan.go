@@ -636,6 +636,38 @@ func (p *l3) kvStats(running []*Request) (used int, frag, util float64) {
 	return used, p.kv.fragmentation(running, p.blkBytes, p.liveKV), util
 }
 
+// stuck: the baselines admit in order while a replica's paged KV has room (the CPU
+// offload's NEO weighs the batch's lengths, which grow, so it may admit again).
+func (p *l3) stuck() bool { return p.lc.Attention != L3AttnCPU }
+
+// fragPeak: a GPU-resident request of s tokens holds 2L⌈s/bt⌉ blocks of which s/bt are
+// live per layer and K or V, so over the next iterations the live share grows by one token
+// a request and the blocks by 2L for each request whose length crosses a block boundary:
+// those with s ≡ 0 (mod bt) before the token.
+func (p *l3) fragPeak(running []*Request, m int) (float64, bool) {
+	bt := max(1, p.lc.GPU.KVBlockTokens)
+	cross := make([]int, bt) // requests crossing a boundary at iterations ≡ i (mod bt)
+	var live, slots int      // Σ tokens and Σ block slots (tokens' worth) of every request
+	for _, r := range running {
+		if r.window > 0 {
+			return 0, false
+		}
+		s := r.SeqLen()
+		live += s
+		slots += bt * ceilDiv(s, bt)
+		cross[mod(1-s, bt)]++
+	}
+	peak := 0.0
+	for i := 1; i <= m; i++ {
+		live += len(running)
+		slots += bt * cross[i%bt]
+		if slots > 0 {
+			peak = max(peak, 1-float64(live)/float64(slots))
+		}
+	}
+	return peak, true
+}
+
 func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	kv := &snap.KV
 	sh := p.sh
