@@ -158,7 +158,7 @@ func runCompare(cmd *cobra.Command, o *options, list, format string, stdout, std
 	engines := make([]*sim.Engine, len(sides))
 	for i, s := range sides {
 		cfg := s.Config
-		cfg.Recycle = true
+		cfg.Recycle, cfg.Jump = true, true // only each side's result is read
 		e, err := sim.New(cfg)
 		if err != nil {
 			return usagef("side %s %q: %v", letter(i), s.Name, err)
