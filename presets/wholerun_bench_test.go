@@ -41,7 +41,7 @@ func BenchmarkWholeRun(b *testing.B) {
 				edits := append([]string{fmt.Sprintf("workload.requests=%d", req), "workload.steps=0"}, runs[name]...)
 				var iters int
 				for range b.N {
-					e := wholeRunEngine(b, name, mode == "jump", edits)
+					e := benchEngine(b, name, mode == "jump", edits)
 					for {
 						if _, err := e.Step(); errors.Is(err, sim.ErrDone) {
 							break
@@ -55,28 +55,4 @@ func BenchmarkWholeRun(b *testing.B) {
 			})
 		}
 	}
-}
-
-// wholeRunEngine builds preset name's engine with edits, headless, jumping or not.
-func wholeRunEngine(b *testing.B, name string, jump bool, edits []string) *sim.Engine {
-	b.Helper()
-	f, err := Get(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, kv := range edits {
-		if err := f.Set(kv); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg, err := Build(f, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Recycle, cfg.Jump = true, jump
-	e, err := sim.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return e
 }
