@@ -247,8 +247,9 @@ func (e *Engine) Back() *Snapshot {
 	return e.cur
 }
 
-// Step advances one decode iteration and returns its snapshot. After Back it replays the
-// history forward first. It returns ErrDone when the run has ended.
+// Step advances one decode iteration (with Config.Jump, possibly a stretch of them) and
+// returns its snapshot. After Back it replays the history forward first. It returns
+// ErrDone when the run has ended.
 func (e *Engine) Step() (*Snapshot, error) {
 	if e.back > 0 {
 		e.back--
