@@ -56,6 +56,9 @@ with ratios to A (table), {"sides": [result, …]} (json) or one row per side (c
 				return err
 			}
 			cfg.Recycle = true
+			// Only the result and the progress line read the iterations, unless each
+			// one is written out.
+			cfg.Jump = format != "csv" && tracePath == ""
 			e, err := newEngine(cfg)
 			if err != nil {
 				return err
@@ -122,7 +125,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 			fmt.Fprint(progress, "\r\x1b[K")
 		}
 	}()
-	for {
+	for calls := 1; ; calls++ {
 		s, err := e.Step()
 		if errors.Is(err, sim.ErrDone) {
 			break
@@ -134,7 +137,7 @@ func runHeadless(e *sim.Engine, stdout, progress io.Writer, format, tracePath st
 		if err != nil {
 			return err
 		}
-		if progress != nil && s.Step%64 == 0 {
+		if progress != nil && calls%64 == 0 { // a jumping Step may pass many iterations
 			if now := time.Now(); now.Sub(shown) > 200*time.Millisecond && now.Sub(start) > 500*time.Millisecond {
 				shown = now
 				fmt.Fprintf(progress, "\r\x1b[K%s %s", progressBar(float64(s.Done)/float64(max(1, s.Total)), 30),

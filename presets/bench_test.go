@@ -11,11 +11,18 @@ import (
 
 func engineFor(b *testing.B, name string, edit ...string) *sim.Engine {
 	b.Helper()
+	return benchEngine(b, name, false, edit)
+}
+
+// benchEngine builds preset name's headless engine with edits, jumping from event to
+// event or not.
+func benchEngine(b *testing.B, name string, jump bool, edits []string) *sim.Engine {
+	b.Helper()
 	f, err := Get(name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, kv := range edit {
+	for _, kv := range edits {
 		if err := f.Set(kv); err != nil {
 			b.Fatal(err)
 		}
@@ -24,7 +31,7 @@ func engineFor(b *testing.B, name string, edit ...string) *sim.Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Recycle = true
+	cfg.Recycle, cfg.Jump = true, jump
 	e, err := sim.New(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -60,6 +60,12 @@ type Config struct {
 	// that read every snapshot before the next Step set it to spare the allocator; it
 	// cannot be combined with history.
 	Recycle bool
+	// Jump lets the engine advance a stretch of iterations between two events at once
+	// (sim/jump.go) when the caller reads only the run's result and each snapshot's
+	// counters, not its timeline, grid or maps: headless whole runs. A Step may then pass
+	// many iterations, its snapshot the last of them with only its counters filled.
+	// Results equal stepping every iteration within 1e-9 relative.
+	Jump bool
 }
 
 // Workload is the request stream.

@@ -119,6 +119,11 @@ type Engine struct {
 	checked    int  // requests New checked ahead for one that never fits
 	peakBatch  int  // most requests admitted at once
 	kvCapped   bool // admission once left a request waiting for KV space while the batch had room
+	events     int  // admissions, retirements and preemptions so far: what ends a stretch
+	jump       *stretch
+	jumpRetry  int       // the step before which no stretch is sought again
+	probeS     *Schedule // the schedule stretches are probed on
+	jumped     int       // iterations advanced by a stretch
 }
 
 // runStats accumulates the run's metrics after warm-up.
@@ -153,6 +158,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Recycle && cfg.HistoryCap > 0 {
 		return nil, errors.New("a recycling engine cannot keep history")
+	}
+	if cfg.Jump && cfg.HistoryCap > 0 {
+		return nil, errors.New("a jumping engine cannot keep history: jumped iterations have no timeline")
 	}
 	w := &cfg.Workload
 	if w.MaxBatch < 1 {
@@ -239,8 +247,9 @@ func (e *Engine) Back() *Snapshot {
 	return e.cur
 }
 
-// Step advances one decode iteration and returns its snapshot. After Back it replays the
-// history forward first. It returns ErrDone when the run has ended.
+// Step advances one decode iteration (with Config.Jump, possibly a stretch of them) and
+// returns its snapshot. After Back it replays the history forward first. It returns
+// ErrDone when the run has ended.
 func (e *Engine) Step() (*Snapshot, error) {
 	if e.back > 0 {
 		e.back--
@@ -384,11 +393,16 @@ func (e *Engine) iterate() (*Snapshot, error) {
 	if err := e.admit(it); err != nil {
 		return nil, err
 	}
+	if snap, ok := e.leap(it); ok {
+		return snap, nil
+	}
 	if err := e.advance(it); err != nil {
 		return nil, err
 	}
 	e.retire(it)
-	return e.observe(it), nil
+	snap := e.observe(it)
+	e.startStretch(it.kvStall)
+	return snap, nil
 }
 
 // admit brings in the requests that have arrived and admits, at the iteration boundary
@@ -461,6 +475,7 @@ func (e *Engine) admit(it *iteration) error {
 					r.prefilled = true
 				}
 				e.running = append(e.running, r)
+				e.events++
 				continue
 			}
 			kept = append(kept, r)
@@ -558,6 +573,7 @@ func (e *Engine) retire(it *iteration) {
 			}
 			e.sys.release(r)
 			e.done++
+			e.events++
 			e.recent = append(e.recent, r.row())
 			if len(e.recent) > 16 {
 				e.recent = slices.Delete(e.recent, 0, len(e.recent)-16)
@@ -646,6 +662,7 @@ func (e *Engine) growAll() {
 			e.sys.release(v)
 			v.Status, v.Loc, v.prefilled = Waiting, -1, false
 			e.preempted++
+			e.events++
 			back = append(back, v)
 		}
 	}

@@ -140,7 +140,6 @@ func (p *kvPool) release(r *Request) {
 // snapshot builds the KV map. live returns the bytes of live tokens a request holds.
 func (p *kvPool) snapshot(m *KVMap, labels func(int) string, running []*Request, live func(*Request) float64) {
 	m.Locations = make([]KVLocation, len(p.capacity))
-	var liveSum, allocSum float64
 	for i := range p.capacity {
 		m.Locations[i] = KVLocation{Label: labels(i), Capacity: p.capacity[i], Used: p.used[i], Reserved: p.reserved[i]}
 		m.Capacity += p.capacity[i]
@@ -152,17 +151,73 @@ func (p *kvPool) snapshot(m *KVMap, labels func(int) string, running []*Request,
 			continue
 		}
 		alloc := float64(r.kBlocks+r.vBlocks) * m.BlockBytes
-		l := live(r)
 		fill := 0.0
 		if alloc > 0 {
-			fill = min(1, l/alloc)
+			fill = min(1, live(r)/alloc)
 		}
-		liveSum += l
-		allocSum += alloc
 		loc := &m.Locations[r.Loc]
 		loc.Holders = append(loc.Holders, KVHolder{Request: r.ID, KBlocks: r.kBlocks, VBlocks: r.vBlocks, Reserved: r.reserved, Fill: fill})
 	}
-	if allocSum > 0 {
-		m.Fragmentation = max(0, 1-liveSum/allocSum)
+	m.Fragmentation = p.fragmentation(running, m.BlockBytes, live)
+}
+
+// fragmentation is the share of the running requests' blocks that holds no live token.
+func (p *kvPool) fragmentation(running []*Request, blockBytes float64, live func(*Request) float64) float64 {
+	var liveSum, allocSum float64
+	for _, r := range running {
+		if r.Loc < 0 {
+			continue
+		}
+		liveSum += live(r)
+		allocSum += float64(r.kBlocks+r.vBlocks) * blockBytes
 	}
+	if allocSum > 0 {
+		return max(0, 1-liveSum/allocSum)
+	}
+	return 0
+}
+
+// totals is the blocks in use and the capacity over every location.
+func (p *kvPool) totals() (used, capacity int) {
+	for i := range p.capacity {
+		used += p.used[i]
+		capacity += p.capacity[i]
+	}
+	return used, capacity
+}
+
+// growsFor is how many of the next m iterations every running request can take its next
+// token's blocks in: past them its location runs out and the engine preempts. A location's
+// demand only grows with the iterations, so the first that does not fit is found by
+// halving.
+func (p *kvPool) growsFor(running []*Request, m int) int {
+	if p.full {
+		return m
+	}
+	need := make([]int, len(p.capacity))
+	fits := func(i int) bool {
+		clear(need)
+		for _, r := range running {
+			k, v := p.blocks(r.seqLenAt(i))
+			if add := k + v - r.reserved; add > 0 {
+				need[r.Loc] += add
+			}
+		}
+		for l, n := range need {
+			if p.reserved[l]+n > p.capacity[l] {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi := 0, m // fits(lo); the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }

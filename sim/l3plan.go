@@ -602,6 +602,72 @@ func (p *l3) layersOn(rq *Request, off int, n []int) {
 	}
 }
 
+// liveKV is the bytes of live tokens a GPU-resident request holds in its paged blocks.
+func (p *l3) liveKV(r *Request) float64 {
+	bt := max(1, p.lc.GPU.KVBlockTokens)
+	s := r.SeqLen()
+	return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
+}
+
+// probe plans the baselines' decode batch shift iterations on (sim/jump.go). The adaptive
+// scheduler fetches, splits and admits by a predictor it fits as it runs, and the host's
+// KV (bank and rank PIM) is counted per rankset, so those plan every iteration.
+func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
+	if p.lc.Scheduler == L3SchedAdaptive || p.pred.on || p.lc.hostKV() {
+		return false
+	}
+	for _, r := range decode {
+		r.Generated += shift
+	}
+	p.plan(s, decode, nil)
+	for _, r := range decode {
+		r.Generated -= shift
+	}
+	return true
+}
+
+// kvStats is the paged KV cache in the GPUs' HBM (and the host's, CPU offload) as
+// observeKV reports it.
+func (p *l3) kvStats(running []*Request) (used int, frag, util float64) {
+	used, capacity := p.kv.totals()
+	if capacity > 0 {
+		util = float64(used) / float64(capacity)
+	}
+	return used, p.kv.fragmentation(running, p.blkBytes, p.liveKV), util
+}
+
+// stuck: the baselines admit in order while a replica's paged KV has room (the CPU
+// offload's NEO weighs the batch's lengths, which grow, so it may admit again).
+func (p *l3) stuck() bool { return p.lc.Attention != L3AttnCPU }
+
+// fragPeak: a GPU-resident request of s tokens holds 2L⌈s/bt⌉ blocks of which s/bt are
+// live per layer and K or V, so over the next iterations the live share grows by one token
+// a request and the blocks by 2L for each request whose length crosses a block boundary:
+// those with s ≡ 0 (mod bt) before the token.
+func (p *l3) fragPeak(running []*Request, m int) (float64, bool) {
+	bt := max(1, p.lc.GPU.KVBlockTokens)
+	cross := make([]int, bt) // requests crossing a boundary at iterations ≡ i (mod bt)
+	var live, slots int      // Σ tokens and Σ block slots (tokens' worth) of every request
+	for _, r := range running {
+		if r.window > 0 {
+			return 0, false
+		}
+		s := r.SeqLen()
+		live += s
+		slots += bt * ceilDiv(s, bt)
+		cross[mod(1-s, bt)]++
+	}
+	peak := 0.0
+	for i := 1; i <= m; i++ {
+		live += len(running)
+		slots += bt * cross[i%bt]
+		if slots > 0 {
+			peak = max(peak, 1-float64(live)/float64(slots))
+		}
+	}
+	return peak, true
+}
+
 func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	kv := &snap.KV
 	sh := p.sh
@@ -618,10 +684,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 				return fmt.Sprintf("HBM (%d GPUs)", sh.TP)
 			}
 			return fmt.Sprintf("HBM g%d (%d GPUs)", i, sh.TP)
-		}, running, func(r *Request) float64 {
-			s := r.SeqLen()
-			return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
-		})
+		}, running, p.liveKV)
 		if kv.Capacity > 0 {
 			snap.Metrics.KVUtil = float64(kv.Used) / float64(kv.Capacity)
 		}

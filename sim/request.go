@@ -38,8 +38,11 @@ type Request struct {
 }
 
 // SeqLen is the number of tokens in the request's KV cache.
-func (r *Request) SeqLen() int {
-	if n := r.InputLen + r.Generated; r.window <= 0 || n < r.window {
+func (r *Request) SeqLen() int { return r.seqLenAt(0) }
+
+// seqLenAt is SeqLen once i more tokens have been generated.
+func (r *Request) seqLenAt(i int) int {
+	if n := r.InputLen + r.Generated + i; r.window <= 0 || n < r.window {
 		return n
 	}
 	return r.window

@@ -1,0 +1,155 @@
+package presets
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pimtui/pimtui/sim"
+)
+
+// jumpTol is how far a jumped run's figures may stray from the stepped run's: 1e-9
+// relative, and 1e-9 absolute for the fractions of the run's time (utilisation, bubble
+// fractions), whose error is a picosecond per span of an iteration over its whole time.
+const jumpTol = 1e-9
+
+// jumpConfigs draws n random configurations of preset name: its own workload or fixed
+// lengths, a few requests, a batch, a seed, a warm-up and a step limit small enough to
+// step every iteration in milliseconds.
+func jumpConfigs(t *testing.T, name string, n int, rng *rand.Rand) []sim.Config {
+	t.Helper()
+	var out []sim.Config
+	for range n {
+		f, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := 100 + rng.IntN(400)
+		edits := []string{
+			fmt.Sprintf("workload.requests=%d", 4+rng.IntN(20)),
+			fmt.Sprintf("workload.batch=%d", 1+rng.IntN(16)),
+			fmt.Sprintf("workload.seed=%d", rng.IntN(1000)),
+			fmt.Sprintf("workload.warmup=%d", rng.IntN(20)),
+		}
+		if rng.IntN(2) == 0 {
+			edits = append(edits, fmt.Sprintf("workload.input_len=%d", 16+rng.IntN(1000)),
+				fmt.Sprintf("workload.output_len=%d", 8+rng.IntN(300)))
+		}
+		if f.Family == "hermes" {
+			edits = append(edits, "model.name="+invLightModels[rng.IntN(len(invLightModels))])
+			steps = 10 + rng.IntN(20)
+		}
+		if f.Family == "l3" {
+			// OPT-66B as the paper runs it, or GPT3-175B in GPUs just large enough for
+			// its weights, where the KV cache fills, admission stalls and requests are
+			// preempted within a stretch.
+			if rng.IntN(2) == 0 {
+				edits = append(edits, "model.name=opt-66b")
+			} else {
+				edits = append(edits, fmt.Sprintf("l3.gpu.capacity_gib=%.1f", 45+5*rng.Float64()),
+					fmt.Sprintf("workload.batch=%d", 16+rng.IntN(48)), fmt.Sprintf("workload.requests=%d", 32+rng.IntN(64)))
+				steps = 400 + rng.IntN(800)
+			}
+		}
+		edits = append(edits, fmt.Sprintf("workload.steps=%d", steps))
+		for _, kv := range edits {
+			if err := f.Set(kv); err != nil {
+				t.Fatalf("%s: %s: %v", name, kv, err)
+			}
+		}
+		cfg, err := Build(f, nil)
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, edits, err)
+		}
+		cfg.Recycle = true
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// runTo steps cfg to its end and returns its result as JSON fields, with how many
+// iterations it jumped.
+func runTo(t *testing.T, cfg sim.Config) (map[string]any, int, error) {
+	t.Helper()
+	e, err := sim.New(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	for {
+		if _, err := e.Step(); errors.Is(err, sim.ErrDone) {
+			break
+		} else if err != nil {
+			return nil, 0, err
+		}
+	}
+	b, err := json.Marshal(e.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, e.Jumped(), nil
+}
+
+// sameResult reports the first field where got differs from want beyond jumpTol, or "".
+func sameResult(path string, want, got any) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Sprintf("%s: %v, want %v", path, got, want)
+		}
+		for k, v := range w {
+			if d := sameResult(path+"."+k, v, g[k]); d != "" {
+				return d
+			}
+		}
+	case float64:
+		g, ok := got.(float64)
+		if !ok || math.Abs(g-w) > jumpTol*max(1, math.Abs(w)) {
+			return fmt.Sprintf("%s: %v, want %v", path, got, want)
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Sprintf("%s: %v, want %v", path, got, want)
+		}
+	}
+	return ""
+}
+
+// TestJumpEqualsStepping runs every preset, on random configurations, once stepping every
+// iteration and once jumping from event to event, and requires the same result field by
+// field. The planners that can jump must have jumped in some of them.
+func TestJumpEqualsStepping(t *testing.T) {
+	per := 4
+	if testing.Short() {
+		per = 1
+	}
+	rng := rand.New(rand.NewPCG(20, 11))
+	mustJump := map[string]bool{"hbm-pim": true, "gpu-dgx": true, "cpu-offload": true}
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			jumped := 0
+			for i, cfg := range jumpConfigs(t, name, per, rng) {
+				want, _, werr := runTo(t, cfg)
+				cfg.Jump = true
+				got, n, gerr := runTo(t, cfg)
+				if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+					t.Fatalf("configuration %d: jumped run's error %v, stepped %v", i, gerr, werr)
+				}
+				if d := sameResult("result", want, got); d != "" {
+					t.Errorf("configuration %d (%d iterations jumped): %s", i, n, d)
+				}
+				jumped += n
+			}
+			if mustJump[name] && jumped == 0 {
+				t.Errorf("%s never jumped in %d configurations", name, per)
+			}
+		})
+	}
+}

@@ -1,0 +1,384 @@
+package sim
+
+import (
+	"math"
+	"slices"
+)
+
+// Event jumps. Between two events (an admission, a retirement, a preemption, a prompt, a
+// change of KV stall) a decode batch is the same requests, each one token longer per
+// iteration. The list scheduler is a max-plus network in emission order: a span starts
+// at the latest of its lane's previous end, its dependencies' ends and its stage barrier.
+// For a fixed op graph whose durations are affine in the iteration k of the stretch,
+// every start time is a maximum of affine functions. If the spans' deciding predecessors
+// (By), the bubbles' lanes, causes and awaited spans, and the critical path are the same
+// at both ends of [0, n−1], each start time is affine over it: by induction in emission
+// order S_i(k) = S_j(k) + d_j(k) with j the predecessor chosen at both ends, S_j affine,
+// every other candidate convex, so their difference is concave, ≥ 0 at both ends and
+// therefore ≥ 0 between. The iteration time, each lane's busy time, each idle cause's
+// time and the FLOPs are then affine in k, and the engine interpolates them instead of
+// planning each iteration. A planner's costs are affine only up to its own discrete
+// decisions (a ceiling of a length over a block, a re-split of its sub-batches); the
+// same check at the middle of the stretch, where any kink of a convex or concave function
+// shows, rejects a stretch over one, and the engine then halves it. Durations are whole
+// picoseconds, rounded per op, so the interpolation is exact to a picosecond per span:
+// within 1e-9 of the stepped run's times and sums.
+//
+// The engine still runs every iteration's admission, token accounting, retirement and
+// KV growth as stepping does, so events end a stretch exactly where they happen, and
+// every percentile reads the same per-iteration times.
+
+// jumper is implemented by a planner that can lay out, without changing its state, the
+// iteration its decode batch will run some iterations on.
+type jumper interface {
+	// probe plans on s the iteration of decode shift iterations on (every request shift
+	// tokens longer) with no prompts; false when its plan over a stretch depends on state
+	// it keeps (a predictor fitted online, an adaptive admission), which a probe cannot
+	// stand for.
+	probe(s *Schedule, decode []*Request, shift int) bool
+	// kvStats is the KV cache as observe reports it after an iteration: blocks in use,
+	// fragmentation and utilisation.
+	kvStats(running []*Request) (used int, frag, util float64)
+	// stuck reports whether an admission that placed no one will place no one until a
+	// request leaves or arrives: what it checks only tightens as the batch grows.
+	stuck() bool
+	// fragPeak is the KV cache's highest fragmentation over the next m iterations of
+	// running, each request one token longer per iteration; false when it cannot tell
+	// without stepping them.
+	fragPeak(running []*Request, m int) (float64, bool)
+}
+
+// minStretch is the shortest stretch worth its three probes.
+const minStretch = 8
+
+// sample is what one iteration adds to the run's metrics (time-weighted, as observe adds
+// them) and its schedule's signature.
+type sample struct {
+	t            Time
+	flops        float64
+	util, bubble map[string]float64
+	cause        map[string]Causes
+	sig          []int32
+	spans        int
+}
+
+// stretch is a run of iterations whose samples are interpolated between a and b.
+type stretch struct {
+	events  int  // the engine's event count when it began
+	batch   int  // requests decoding
+	kvStall bool // admission's KV stall, which the bubbles' causes depend on
+	k, n    int  // iterations done, in all
+	a, b    sample
+}
+
+// signature is what must not change over a stretch for its times to be affine: each
+// span's lane and what set its start, each bubble's lane, cause and awaited span, and the
+// critical path.
+func signature(s *Schedule, buf []int32) []int32 {
+	buf = append(buf[:0], int32(len(s.Spans)), int32(len(s.Bubbles)), int32(len(s.Critical)))
+	for _, sp := range s.Spans {
+		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
+	}
+	for _, b := range s.Bubbles {
+		buf = append(buf, int32(b.Lane), int32(b.Cause), int32(b.Waited))
+	}
+	for _, c := range s.Critical {
+		buf = append(buf, int32(c))
+	}
+	return buf
+}
+
+// sampleAt probes the planner shift iterations on and measures the iteration as observe
+// would; false when the planner cannot probe or the iteration is not one a stretch may
+// interpolate (a load imbalance, an average of ratios, is not time-weighted).
+func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) (sample, bool) {
+	if e.probeS == nil {
+		e.probeS = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
+	} else {
+		e.probeS.Reset(e.sys.lanes())
+	}
+	s := e.probeS
+	if !j.probe(s, decode, shift) {
+		return sample{}, false
+	}
+	s.kvStall = kvStall
+	t := s.Finish()
+	if t <= 0 {
+		return sample{}, false
+	}
+	snap := &Snapshot{IterTime: t}
+	snap.Metrics.Util = map[string]float64{}
+	e.sys.observe(snap, s, e.running)
+	if snap.Metrics.LoadImbalance > 0 {
+		return sample{}, false
+	}
+	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
+		sig: signature(s, nil), spans: len(s.Spans)}
+	for _, sp := range s.Spans {
+		sm.flops += sp.FLOPs
+	}
+	for k, v := range snap.Metrics.Util {
+		sm.util[k] = v * float64(t)
+	}
+	for k, v := range bubbleByGroup(s, t) {
+		sm.bubble[k] = v * float64(t)
+	}
+	causes, _, _ := bubbleForensics(s, t)
+	for k, v := range causes {
+		for i := range v {
+			v[i] *= float64(t)
+		}
+		sm.cause[k] = v
+	}
+	return sm, true
+}
+
+// within reports whether x is within the interpolation's error of y: a picosecond per span
+// (every op's duration is rounded to one) and 1e-9 relative.
+func within(x, y float64, spans int) bool {
+	return math.Abs(x-y) <= 1e-9*max(math.Abs(x), math.Abs(y))+float64(spans)
+}
+
+// affine reports whether m, the sample at fraction f of the way from a to b, lies on the
+// line between them, with the same schedule shape.
+func affine(a, m, b sample, f float64) bool {
+	if !slices.Equal(a.sig, m.sig) || !slices.Equal(a.sig, b.sig) {
+		return false
+	}
+	lerp := func(x, y float64) float64 { return x + (y-x)*f }
+	if !within(float64(m.t), lerp(float64(a.t), float64(b.t)), a.spans) || !within(m.flops, lerp(a.flops, b.flops), a.spans) {
+		return false
+	}
+	for _, mp := range [][3]map[string]float64{{a.util, m.util, b.util}, {a.bubble, m.bubble, b.bubble}} {
+		if len(mp[0]) != len(mp[1]) || len(mp[0]) != len(mp[2]) {
+			return false
+		}
+		for k, x := range mp[0] {
+			y, ok1 := mp[1][k]
+			z, ok2 := mp[2][k]
+			if !ok1 || !ok2 || !within(y, lerp(x, z), a.spans) {
+				return false
+			}
+		}
+	}
+	if len(a.cause) != len(m.cause) || len(a.cause) != len(b.cause) {
+		return false
+	}
+	for k, x := range a.cause {
+		y, ok1 := m.cause[k]
+		z, ok2 := b.cause[k]
+		if !ok1 || !ok2 {
+			return false
+		}
+		for i := range x {
+			if !within(y[i], lerp(x[i], z[i]), a.spans) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainDecode is the running batch when every request decodes and nothing else runs, or
+// nil.
+func (e *Engine) plainDecode() []*Request {
+	for _, r := range e.running {
+		if r.Status != Running {
+			return nil
+		}
+	}
+	decode := slices.Clone(e.running)
+	if f, ok := e.sys.(decodeFetcher); ok {
+		decode = f.fetch(decode)
+		if len(decode) != len(e.running) {
+			return nil
+		}
+	}
+	return decode
+}
+
+// startStretch, after an iteration has been stepped, looks for a stretch the next
+// iterations can jump: as long as the same requests decode, up to the first to finish (or
+// reach its context window), the first preemption and the run's step limit, shortened by
+// halves until the planner's iteration is affine over it.
+func (e *Engine) startStretch(kvStall bool) {
+	e.jump = nil
+	j, ok := e.sys.(jumper)
+	if !ok || !e.cfg.Jump || e.step < e.jumpRetry || len(e.running) == 0 || e.Done() {
+		return
+	}
+	decode := e.plainDecode()
+	if decode == nil {
+		return
+	}
+	n := math.MaxInt
+	for _, r := range decode {
+		n = min(n, r.OutputLen-r.Generated)
+		if l := r.InputLen + r.Generated; r.window > 0 && l < r.window {
+			n = min(n, r.window-l)
+		}
+	}
+	if w := e.cfg.Workload; w.Steps > 0 {
+		n = min(n, w.Steps-e.step)
+	}
+	// A preemption ends the stretch with the iteration whose KV growth does not fit.
+	n = min(n, e.sys.pool().growsFor(decode, n)+1)
+	if n < minStretch {
+		return
+	}
+	a, ok := e.sampleAt(j, decode, 0, kvStall)
+	for ok && n >= minStretch {
+		b, okb := e.sampleAt(j, decode, n-1, kvStall)
+		mid := (n - 1) / 2
+		m, okm := e.sampleAt(j, decode, mid, kvStall)
+		if !okb || !okm {
+			break
+		}
+		if affine(a, m, b, float64(mid)/float64(n-1)) {
+			e.jump = &stretch{events: e.events, batch: len(decode), kvStall: kvStall, n: n, a: a, b: b}
+			return
+		}
+		n /= 2
+	}
+	// Not affine here: step a while before probing again.
+	e.jumpRetry = e.step + minStretch
+}
+
+// leap runs the admitted iteration it as the next of the stretch, if one is under way and
+// nothing has happened since it began: the planner is not asked, its time and metrics are
+// the stretch's interpolation, and everything else runs as stepping runs it.
+func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
+	st := e.jump
+	if st == nil {
+		return nil, false
+	}
+	if e.events != st.events || it.kvStall != st.kvStall || len(it.prefill) > 0 {
+		e.jump = nil
+		return nil, false
+	}
+	decode := e.plainDecode()
+	if len(decode) != st.batch {
+		e.jump = nil
+		return nil, false
+	}
+	t := e.tick(st)
+	it.decode, it.t = decode, t
+	it.measured = e.step > e.cfg.Workload.Warmup
+	e.retire(it)
+	if it.measured {
+		e.stats.tokens += it.tokens
+		e.kvPeaks()
+	}
+	if st.k < st.n-1 {
+		e.bulk(st, it)
+	}
+	if st.k == st.n {
+		e.jump = nil
+	}
+	snap := &Snapshot{Step: e.step, Now: e.now, IterTime: t, Batch: len(it.decode), Queue: e.waiting(),
+		Tokens: it.tokens, Done: e.done, Total: e.cfg.Workload.Requests}
+	snap.Metrics.IterTime = t
+	snap.Metrics.StepTokPerSec = float64(it.tokens) / t.Seconds()
+	if e.stats.time > 0 {
+		snap.Metrics.Throughput = float64(e.stats.tokens) / e.stats.time.Seconds()
+	}
+	return snap, true
+}
+
+// tick advances the clock by the stretch's next iteration and adds its interpolated time
+// and metrics to the run's, as observe adds a stepped one's; the caller gives its tokens.
+func (e *Engine) tick(st *stretch) Time {
+	f := float64(st.k) / float64(st.n-1)
+	lerp := func(x, y float64) float64 { return x + (y-x)*f }
+	t := st.a.t + Time(math.Round(float64(st.b.t-st.a.t)*f))
+	e.now += t
+	e.step++
+	st.k++
+	e.jumped++
+	if e.step <= e.cfg.Workload.Warmup {
+		return t
+	}
+	s := &e.stats
+	s.iters++
+	s.batchSum += st.batch
+	s.time += t
+	s.iter.add(t, 1)
+	s.flops += lerp(st.a.flops, st.b.flops)
+	for k, x := range st.a.util {
+		s.util[k] += lerp(x, st.b.util[k])
+	}
+	for k, x := range st.a.bubble {
+		s.bubble[k] += lerp(x, st.b.bubble[k])
+	}
+	for k, x := range st.a.cause {
+		c, y := s.cause[k], st.b.cause[k]
+		for i := range c {
+			c[i] += lerp(x[i], y[i])
+		}
+		s.cause[k] = c
+	}
+	return t
+}
+
+// kvPeaks adds the KV cache as it is now to the run's peaks.
+func (e *Engine) kvPeaks() {
+	s := &e.stats
+	used, frag, util := e.sys.(jumper).kvStats(e.running)
+	s.kvPeakUsed = max(s.kvPeakUsed, used)
+	s.kvPeakFrag = max(s.kvPeakFrag, frag)
+	s.kvPeakUtil = max(s.kvPeakUtil, util)
+}
+
+// bulk runs, after the stretch's iteration it, as many of its following iterations as
+// nothing can happen in, all but its last, at a cost that does not grow with the batch:
+// nothing happened in it, and in them no admission (nothing waits, the batch is full, or
+// the planner's admission is stuck), no arrival, no preemption (every request's KV fits),
+// and all on one side of the warm-up.
+// Their clock, times and metrics advance one by one as the stretch interpolates them; the
+// requests take their tokens and their KV blocks at the end, as stepping leaves them.
+func (e *Engine) bulk(st *stretch, it *iteration) {
+	j := e.sys.(jumper)
+	w := e.cfg.Workload
+	if _, ok := e.sys.(readier); ok || e.events != st.events {
+		return
+	}
+	if len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck()) {
+		return
+	}
+	m := st.n - 1 - st.k
+	if e.step < w.Warmup {
+		m = min(m, w.Warmup-e.step)
+	}
+	m = e.sys.pool().growsFor(e.running, m)
+	peak, ok := j.fragPeak(e.running, m)
+	if !ok || m < 1 {
+		return
+	}
+	measured := e.step+1 > w.Warmup
+	closed := w.Arrival == ArrivalClosed && w.Trace == nil
+	done := 0
+	for done < m && (closed || e.nextReq == nil || e.nextReq.Arrival > e.now) {
+		t := e.tick(st)
+		if measured {
+			e.stats.tbt.add(t*e.ppMul, st.batch)
+		}
+		done++
+	}
+	if done < m {
+		peak, _ = j.fragPeak(e.running, done)
+	}
+	for _, r := range e.running {
+		r.Generated += done
+		r.LastToken = e.now
+	}
+	e.growAll()
+	if measured {
+		e.stats.tokens += done * st.batch
+		e.kvPeaks()
+		e.stats.kvPeakFrag = max(e.stats.kvPeakFrag, peak)
+	}
+}
+
+// Jumped is how many iterations the engine advanced by interpolation rather than by
+// planning them (Config.Jump).
+func (e *Engine) Jumped() int { return e.jumped }
