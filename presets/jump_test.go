@@ -127,7 +127,7 @@ func sameResult(path string, want, got any) string {
 // field. The planners that can jump must have jumped in some of them.
 func TestJumpEqualsStepping(t *testing.T) {
 	per := 4
-	if testing.Short() {
+	if quick() {
 		per = 1
 	}
 	rng := rand.New(rand.NewPCG(20, 11))
