@@ -253,6 +253,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--request-trace", badTrace}, "bad.csv:line 3:"},
 		{[]string{"run", "--input-len", "2000000", "--output-len", "10"}, "neupims: request 1 (2000000 input + 10 output tokens) can never run: its KV cache needs 8000832 blocks but an empty channel holds 29597 after GPT3-7B's weights at tp 4, pp 1; shorten the sequences or raise model.tp or model.pp"},
 		{[]string{"run", "--model", "gpt3-175b", "--set", "model.tp=1"}, "raise tp or pp"},
+		{[]string{"run", "--set", "npu.sram_kib=23"}, "set npu.sram_kib to at least 192"},
 		{[]string{"run", "--preset", "l3", "--request-trace", badTrace}, "bad.csv:line 3:"},
 		{[]string{"run", "--preset", "l3", "--set", "l3.host.capacity_gib=64"}, "raise l3.host.capacity_gib or shorten the sequences"},
 		{[]string{"run", "--preset", "l3", "--model", "gpt-89b", "--set", "model.tp=4", "--set", "l3.host.dimms_per_channel=16", "--set", "l3.host.ranks_per_dimm=8"}, "use at most 48 ranks per channel"},

@@ -42,6 +42,11 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	sh := c.shard()
 	m := c.Memory
 	n := &neupims{cfg: c, sh: sh, ch: m.Channels, prefLn: -1}
+	if w, half := max(1, c.NPU.SACols), c.NPU.SRAMKiB*1024/2; half < 3*w*w*sh.Precision {
+		need := (3*w*w*sh.Precision*2 + 1023) / 1024
+		return nil, fmt.Errorf("npu.sram_kib = %d cannot hold one tile of the arrays: half the scratchpad must hold three %d × %d tiles of %d-byte values; set npu.sram_kib to at least %d",
+			c.NPU.SRAMKiB, w, w, sh.Precision, need)
+	}
 	// The NPU's GEMMs follow the arrays' instruction schedule (npu_gemm.go), not a
 	// compute roofline: the device carries the peak (for utilisation) and the weight stream.
 	n.npu = Device{

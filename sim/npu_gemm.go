@@ -81,9 +81,17 @@ func (n *neupims) gemmTime(rows, k, out int) Time {
 	pass := Cycles(float64(kChunks*(preload+(cols-1)*size)), u.ClockGHz)
 	load := n.npu.MemoryTime(float64(t.k*t.n*p) + float64(t.rows*t.k*p)/float64(chunks))
 	var loadEnd, prev, prev2 Time
-	for range t.tiles {
-		loadEnd = max(loadEnd, prev2) + load
-		prev, prev2 = max(loadEnd, prev+pass)+Time(chunks-1)*pass, prev
+	for i := range t.tiles {
+		nl := max(loadEnd, prev2) + load
+		np := max(nl, prev+pass) + Time(chunks-1)*pass
+		// Once a tile shifts every time in the recurrence by the same amount, so does every
+		// tile after it (its inputs are constant), and the rest is that shift times the
+		// tiles left.
+		if d := np - prev; nl-loadEnd == d && prev-prev2 == d && i >= 2 {
+			prev = np + Time(t.tiles-1-i)*d
+			break
+		}
+		loadEnd, prev, prev2 = nl, np, prev
 	}
 	drain := Cycles(float64(u.SARows+u.SACols-2+max(size, 4)), u.ClockGHz)
 	store := n.npu.MemoryTime(float64(min(t.rows, w) * t.n * p))

@@ -59,3 +59,47 @@ func TestGEMMTilesFitHalfTheScratchpad(t *testing.T) {
 		t.Errorf("tiles %+v, want %+v", got, want)
 	}
 }
+
+// A small scratchpad cuts a large GEMM into many tiles; the time is the tile recurrence
+// run over every tile, which gemmTime shortens once each tile adds the same amount. The
+// result equals the recurrence run tile by tile.
+func TestGEMMManyTilesEqualsTileByTile(t *testing.T) {
+	c := testNeuPIMs()
+	for _, sram := range []int{192, 1024, 4096} {
+		c.NPU.SRAMKiB = sram
+		n, err := newNeuPIMs(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range [][3]int{{512, 6144, 12288}, {100_000, 4096, 16384}, {3, 128, 128}, {300, 5000, 70}} {
+			u, p := n.cfg.NPU, n.sh.Precision
+			tl := u.l2Tiles(g[0], g[1], g[2], p)
+			w := max(1, u.SACols)
+			size := max(1, w/max(1, u.SystolicArrays))
+			chunks, kChunks, cols := ceilDiv(tl.rows, w), ceilDiv(tl.k, w), ceilDiv(tl.n, w)
+			pass := Cycles(float64(kChunks*(u.SARows+(cols-1)*size)), u.ClockGHz)
+			load := n.npu.MemoryTime(float64(tl.k*tl.n*p) + float64(tl.rows*tl.k*p)/float64(chunks))
+			var loadEnd, prev, prev2 Time
+			for range tl.tiles {
+				loadEnd = max(loadEnd, prev2) + load
+				prev, prev2 = max(loadEnd, prev+pass)+Time(chunks-1)*pass, prev
+			}
+			drain := Cycles(float64(u.SARows+u.SACols-2+max(size, 4)), u.ClockGHz)
+			store := n.npu.MemoryTime(float64(min(tl.rows, w) * tl.n * p))
+			if got, want := n.gemmTime(g[0], g[1], g[2]), prev+drain+store; got != want {
+				t.Errorf("sram %d KiB, GEMM %v in %d tiles: %v, tile by tile %v", sram, g, tl.tiles, got, want)
+			}
+		}
+	}
+}
+
+// A scratchpad that cannot hold one tile of the arrays is refused with the size that can.
+func TestNPUScratchpadTooSmall(t *testing.T) {
+	c := testNeuPIMs()
+	c.NPU.SRAMKiB = 23
+	_, err := New(c)
+	want := "npu.sram_kib = 23 cannot hold one tile of the arrays: half the scratchpad must hold three 128 × 128 tiles of 2-byte values; set npu.sram_kib to at least 192"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}
