@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/experiment"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -113,7 +114,7 @@ func checkLessons(w io.Writer, l *presets.Lesson, sets []string) error {
 	}
 	total, failed := 0, 0
 	for i, l := range ls {
-		rs, err := l.EvaluateClaims(sets...)
+		rs, err := experiment.EvaluateClaims(l, sets...)
 		if err != nil {
 			return usageError{err}
 		}

@@ -16,14 +16,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/experiment"
 	"github.com/pimtui/pimtui/ui"
 )
 
 // evaluate and measureTrend run the expectations; tests replace them to check the
 // command without the full grids.
 var (
-	evaluate     = presets.EvaluateIDs
-	measureTrend = presets.MeasureTrend
+	evaluate     = experiment.EvaluateIDs
+	measureTrend = experiment.MeasureTrend
 )
 
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -77,8 +78,8 @@ experiments without running them.`,
 				}
 			}
 			type measuredPreset struct {
-				outs  []presets.Outcome
-				trend *presets.Trend
+				outs  []experiment.Outcome
+				trend *experiment.Trend
 				err   error
 			}
 			res := make([]measuredPreset, len(names))
@@ -90,8 +91,8 @@ experiments without running them.`,
 					if r.outs, r.err = evaluate(name, ids); r.err != nil {
 						return
 					}
-					plan, ok, err := presets.TrendPlan(name)
-					if err == nil && ok && !noChart && slices.ContainsFunc(exps, func(y experiment) bool { return y.Preset == name && y.ID == plan.Expect }) {
+					plan, ok, err := experiment.TrendPlan(name)
+					if err == nil && ok && !noChart && slices.ContainsFunc(exps, func(y reproduction) bool { return y.Preset == name && y.ID == plan.Expect }) {
 						t, err := measureTrend(plan)
 						r.trend, r.err = &t, err
 					}
@@ -103,7 +104,7 @@ experiments without running them.`,
 				}
 				<-finished
 			}
-			var trends []presets.Trend
+			var trends []experiment.Trend
 			for i, r := range res {
 				if r.err != nil {
 					return fmt.Errorf("%s: %w", names[i], r.err)
@@ -230,7 +231,7 @@ type trendSeriesJ struct {
 	Values []*float64 `json:"values"` // null where the system runs out of memory
 }
 
-func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, format string, ran bool) error {
+func writeReproduce(w io.Writer, exps []reproduction, trends []experiment.Trend, format string, ran bool) error {
 	if format == "json" {
 		out := struct {
 			Experiments []reproduceRow `json:"experiments"`
@@ -239,7 +240,7 @@ func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, form
 		for _, x := range exps {
 			r := reproduceRow{Family: x.Family, Preset: x.Preset, ID: x.ID, Claim: x.Claim, Source: x.Source, Metric: x.Metric,
 				Versus: x.Versus, BestOf: x.BestOf, Conditions: conditions(x.Expect), Reduced: oneLine(x.Reduced),
-				Method: methodText(x.Expect), MethodNote: oneLine(x.MethodNote), Paper: x.Target(), Rule: x.KindOf().Rule(),
+				Method: methodText(x.Expect), MethodNote: oneLine(x.MethodNote), Paper: x.Target(), Rule: experiment.KindOf(x.Expect).Rule(),
 				Reproduced: x.Expect.Reproduced, Gap: oneLine(x.Gap)}
 			if o := x.Outcome; o != nil {
 				m, ratio := o.Measured, o.Measured/x.Target()
@@ -332,7 +333,7 @@ func writeReproduce(w io.Writer, exps []experiment, trends []presets.Trend, form
 
 // conditionsCell is an experiment's conditions, marked * where its grid is smaller than
 // the paper's.
-func conditionsCell(x experiment) string {
+func conditionsCell(x reproduction) string {
 	c := conditions(x.Expect)
 	if x.Reduced != "" {
 		c += " *"
@@ -342,7 +343,7 @@ func conditionsCell(x experiment) string {
 
 // writeReduced explains the method cells and lists, under the table, why each grid marked
 // * is smaller than the paper's.
-func writeReduced(w io.Writer, exps []experiment) {
+func writeReduced(w io.Writer, exps []reproduction) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, methodLegend)
 	var seen []string
@@ -370,7 +371,7 @@ func methodCell(e presets.Expect) string {
 
 // utilCell is the FLOP utilisation of each system of an experiment, the preset first and
 // then its baselines ("49% · 1.7%"), — for a system that reports none; empty when none does.
-func utilCell(x experiment) string {
+func utilCell(x reproduction) string {
 	u := x.Outcome.FLOPUtilization
 	if len(u) == 0 {
 		return ""
@@ -416,7 +417,7 @@ func gapLine(gap string) string {
 }
 
 // trendPlot is a trend as a chart: one curve per system against batch size.
-func trendPlot(t presets.Trend) ui.PlotData {
+func trendPlot(t experiment.Trend) ui.PlotData {
 	var par []string
 	if t.TP > 0 {
 		par = append(par, fmt.Sprintf("tp %d", t.TP))
@@ -442,14 +443,14 @@ func trendPlot(t presets.Trend) ui.PlotData {
 
 // drawn reports whether an earlier curve already shows every system of plan under the
 // same conditions (a baseline's own experiment against a system the chart has).
-func drawn(trends []presets.Trend, plan presets.Trend) bool {
+func drawn(trends []experiment.Trend, plan experiment.Trend) bool {
 	for _, t := range trends {
 		if t.Model != plan.Model || t.Dataset != plan.Dataset || t.Metric != plan.Metric || t.TP != plan.TP || t.PP != plan.PP || !slices.Equal(t.Batches, plan.Batches) {
 			continue
 		}
 		all := true
 		for _, s := range plan.Series {
-			all = all && slices.ContainsFunc(t.Series, func(u presets.TrendSeries) bool { return u.Preset == s.Preset })
+			all = all && slices.ContainsFunc(t.Series, func(u experiment.TrendSeries) bool { return u.Preset == s.Preset })
 		}
 		if all {
 			return true
@@ -458,18 +459,18 @@ func drawn(trends []presets.Trend, plan presets.Trend) bool {
 	return false
 }
 
-// experiment is one declared expectation of a preset and, once run, its outcome.
-type experiment struct {
+// reproduction is one declared expectation of a preset and, once run, its outcome.
+type reproduction struct {
 	Family, Preset string
 	presets.Expect
-	Outcome *presets.Outcome
+	Outcome *experiment.Outcome
 }
 
 // declared lists the experiments of family ("all": every family) in preset order,
 // optionally those of one preset or with given ids only.
-func declared(family, only string, ids []string) ([]experiment, error) {
+func declared(family, only string, ids []string) ([]reproduction, error) {
 	var fams, known []string
-	var out []experiment
+	var out []reproduction
 	for _, n := range presets.Names() {
 		f, err := presets.Get(n)
 		if err != nil {
@@ -484,7 +485,7 @@ func declared(family, only string, ids []string) ([]experiment, error) {
 		for _, e := range f.Expect {
 			known = append(known, e.ID)
 			if len(ids) == 0 || slices.Contains(ids, e.ID) {
-				out = append(out, experiment{Family: f.Family, Preset: n, Expect: e})
+				out = append(out, reproduction{Family: f.Family, Preset: n, Expect: e})
 			}
 		}
 	}

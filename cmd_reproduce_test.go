@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/experiment"
 )
 
 // declaredByFamily is every experiment the embedded presets declare, as "preset/id",
@@ -87,23 +88,23 @@ func TestReproduceListsEveryDeclaredExperiment(t *testing.T) {
 // their ratio, the verdict, the gap's first line where not reproduced, and the chart.
 func TestReproduceReport(t *testing.T) {
 	defer func(e, m any) {
-		evaluate = e.(func(string, []string) ([]presets.Outcome, error))
-		measureTrend = m.(func(presets.Trend) (presets.Trend, error))
+		evaluate = e.(func(string, []string) ([]experiment.Outcome, error))
+		measureTrend = m.(func(experiment.Trend) (experiment.Trend, error))
 	}(evaluate, measureTrend)
 	var evaluated []string
 	var mu sync.Mutex
-	evaluate = func(name string, ids []string) ([]presets.Outcome, error) {
+	evaluate = func(name string, ids []string) ([]experiment.Outcome, error) {
 		mu.Lock()
 		evaluated = append(evaluated, name)
 		mu.Unlock()
 		f, _ := presets.Get(name)
-		var outs []presets.Outcome
+		var outs []experiment.Outcome
 		for i, e := range f.Expect {
 			m := e.Target() * 1.1
 			if i == 1 {
 				m = e.Target() / 2
 			}
-			o := presets.Outcome{Expect: e, Preset: name, Measured: m, Within: i != 1, Points: 40}
+			o := experiment.Outcome{Expect: e, Preset: name, Measured: m, Within: i != 1, Points: 40}
 			if i == 0 {
 				o.FLOPUtilization = map[string]float64{name: 0.42, "unrelated": 0.5}
 			}
@@ -111,7 +112,7 @@ func TestReproduceReport(t *testing.T) {
 		}
 		return outs, nil
 	}
-	measureTrend = func(tr presets.Trend) (presets.Trend, error) {
+	measureTrend = func(tr experiment.Trend) (experiment.Trend, error) {
 		for i := range tr.Series {
 			tr.Series[i].Values = make([]float64, len(tr.Batches))
 			for j, b := range tr.Batches {
@@ -190,11 +191,11 @@ func TestReproduceReport(t *testing.T) {
 }
 
 // One real run, small enough for a test: NeuPIMs against NPU+PIM on one grid point,
-// measured by presets.EvaluateGrid as the full grids are.
+// measured by experiment.EvaluateGrid as the full grids are.
 func TestReproduceRealRun(t *testing.T) {
-	defer func(e any) { evaluate = e.(func(string, []string) ([]presets.Outcome, error)) }(evaluate)
-	var outs []presets.Outcome
-	evaluate = func(name string, ids []string) ([]presets.Outcome, error) {
+	defer func(e any) { evaluate = e.(func(string, []string) ([]experiment.Outcome, error)) }(evaluate)
+	var outs []experiment.Outcome
+	evaluate = func(name string, ids []string) ([]experiment.Outcome, error) {
 		f, err := presets.Get(name)
 		if err != nil {
 			return nil, err
@@ -202,7 +203,7 @@ func TestReproduceRealRun(t *testing.T) {
 		e := f.Expect[0]
 		e.Grid = presets.Grid{Model: e.Grid.Model[:1], Dataset: []string{"alpaca"}, Batch: e.Grid.Batch[:1]}
 		e.Steps, e.Warmup = 8, 8
-		outs, err = presets.EvaluateGrid(name, []presets.Expect{e})
+		outs, err = experiment.EvaluateGrid(name, []presets.Expect{e})
 		return outs, err
 	}
 	out, errs, code := cli(t, "reproduce", "neupims", "--preset", "neupims", "--experiment", "vs-npu-pim", "--no-chart", "--format", "json")

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/experiment"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -69,7 +70,7 @@ The runs are spread over the machine's cores; the results do not depend on how m
 				}
 				defer fmt.Fprint(p, "\r\x1b[K")
 			}
-			rows, err := presets.Sweep(spec)
+			rows, err := experiment.Sweep(spec)
 			if err != nil {
 				return usageError{err}
 			}
@@ -97,8 +98,8 @@ func varyNames() []string {
 
 // sweepSpec builds the sweep the command line asks for: the presets, the overrides
 // applied to every run and one axis per --vary.
-func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec, error) {
-	var spec presets.SweepSpec
+func sweepSpec(cmd *cobra.Command, o *options, vary []string) (experiment.SweepSpec, error) {
+	var spec experiment.SweepSpec
 	if o.config != "" {
 		if cmd.Flags().Changed("preset") {
 			return spec, usagef("--preset and --config are exclusive; pick one")
@@ -149,7 +150,7 @@ func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec
 		if !ok || name == "" || strings.TrimSpace(vals) == "" {
 			return spec, usagef("--vary %q: want KEY=V1,V2,…, e.g. --vary batch=64,128,256", v)
 		}
-		if slices.ContainsFunc(spec.Axes, func(a presets.Axis) bool { return a.Name == name }) {
+		if slices.ContainsFunc(spec.Axes, func(a experiment.Axis) bool { return a.Name == name }) {
 			return spec, usagef("--vary %s given twice; list all its values in one --vary", name)
 		}
 		if !slices.Contains(varyNames(), name) && !slices.Contains(paths, name) {
@@ -159,7 +160,7 @@ func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec
 			}
 			return spec, usagef("%s (an override flag such as batch, or a key from pimtui presets keys)", msg)
 		}
-		ax := presets.Axis{Name: name}
+		ax := experiment.Axis{Name: name}
 		for _, val := range strings.Split(vals, ",") {
 			val = strings.TrimSpace(val)
 			if val == "" {
@@ -172,7 +173,7 @@ func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec
 			if !isFlag {
 				sets = []string{name + "=" + val}
 			}
-			ax.Levels = append(ax.Levels, presets.Level{Label: val, Sets: sets})
+			ax.Levels = append(ax.Levels, experiment.Level{Label: val, Sets: sets})
 		}
 		spec.Axes = append(spec.Axes, ax)
 	}
@@ -192,7 +193,7 @@ func sweepSpec(cmd *cobra.Command, o *options, vary []string) (presets.SweepSpec
 
 // checkMetric checks name against the numeric fields of the JSON result of the swept
 // systems (bubble_fraction lanes are known only after a run and are checked then).
-func checkMetric(spec presets.SweepSpec, name string) error {
+func checkMetric(spec experiment.SweepSpec, name string) error {
 	var lanes []string
 	for _, p := range spec.Presets {
 		cfg, err := spec.Config(p, make([]int, len(spec.Axes)))
@@ -220,7 +221,7 @@ func checkMetric(spec presets.SweepSpec, name string) error {
 }
 
 // sweepValue is a row's metric, NaN when the run failed or the result lacks it.
-func sweepValue(r presets.SweepRow, metric string) float64 {
+func sweepValue(r experiment.SweepRow, metric string) float64 {
 	if r.Err != nil {
 		return math.NaN()
 	}
@@ -239,7 +240,7 @@ type sweepJSONRow struct {
 	Result *sim.Result       `json:"result,omitempty"`
 }
 
-func writeSweep(w io.Writer, spec presets.SweepSpec, rows []presets.SweepRow, metric, format string, plot bool) error {
+func writeSweep(w io.Writer, spec experiment.SweepSpec, rows []experiment.SweepRow, metric, format string, plot bool) error {
 	// A lane group that no run has is a mistake, not a column of dashes.
 	for _, prefix := range []string{"bubble_fraction.", "bubble_by_cause."} {
 		if !strings.HasPrefix(metric, prefix) {
@@ -336,7 +337,7 @@ func writeSweep(w io.Writer, spec presets.SweepSpec, rows []presets.SweepRow, me
 // sweepPlot turns a sweep into a chart of the metric against the first varied key: one
 // curve per preset (and per combination of the other varied keys). A key whose values
 // are not all numbers becomes a categorical axis.
-func sweepPlot(spec presets.SweepSpec, rows []presets.SweepRow, metric string) ui.PlotData {
+func sweepPlot(spec experiment.SweepSpec, rows []experiment.SweepRow, metric string) ui.PlotData {
 	ax := spec.Axes[0]
 	xs := make([]float64, len(ax.Levels))
 	numeric := true
@@ -370,7 +371,7 @@ func sweepPlot(spec presets.SweepSpec, rows []presets.SweepRow, metric string) u
 			index[name] = i
 			d.Series = append(d.Series, ui.Series{Name: name})
 		}
-		j := slices.IndexFunc(ax.Levels, func(l presets.Level) bool { return l.Label == r.Labels[0] })
+		j := slices.IndexFunc(ax.Levels, func(l experiment.Level) bool { return l.Label == r.Labels[0] })
 		d.Series[i].X = append(d.Series[i].X, xs[j])
 		d.Series[i].Y = append(d.Series[i].Y, sweepValue(r, metric))
 	}

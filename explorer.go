@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/experiment"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
 )
@@ -23,7 +24,7 @@ import (
 // figures measures a preset's declared paper experiments for the explorer, as
 // `pimtui reproduce` does, on one core so that stepping keeps the others.
 func figures(name string) ([]ui.Figure, error) {
-	outs, err := presets.EvaluateOn(name, 1)
+	outs, err := experiment.EvaluateOn(name, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ type GPUEntry struct {
 func (c *catalogs) gpu(key, name string, launchUs float64) (sim.GPU, error) {
 	e, ok := c.gpus[name]
 	if !ok {
-		return sim.GPU{}, &Error{Key: key, Msg: fmt.Sprintf("unknown GPU %q; %s", name, didYouMean(name, c.gpuNames))}
+		return sim.GPU{}, &Error{Key: key, Msg: fmt.Sprintf("unknown GPU %q; %s", name, DidYouMean(name, c.gpuNames))}
 	}
 	g := sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps,
 		CapacityGB: e.CapacityGB, LaunchOverheadUs: e.LaunchOverheadUs}

@@ -58,8 +58,8 @@ func Closest(name string, candidates []string, n int) []string {
 	return out
 }
 
-// didYouMean formats suggestions, or lists every valid name when none is close.
-func didYouMean(name string, candidates []string) string {
+// DidYouMean formats suggestions, or lists every valid name when none is close.
+func DidYouMean(name string, candidates []string) string {
 	if c := Closest(name, candidates, 3); len(c) > 0 {
 		return "did you mean " + strings.Join(quoteAll(c), " or ") + "?"
 	}

@@ -191,7 +191,7 @@ func (f *File) Set(kv string) error {
 		}
 	}
 	if fd.Path == "" {
-		return &Error{Key: key, Msg: "unknown key; " + didYouMean(key, paths) + " (pimtui presets show NAME lists every key)"}
+		return &Error{Key: key, Msg: "unknown key; " + DidYouMean(key, paths) + " (pimtui presets show NAME lists every key)"}
 	}
 	v, _, _ := lookup(f, key)
 	bad := func() error {
@@ -229,7 +229,7 @@ func (f *File) Set(kv string) error {
 		f.ppSet = true
 	case "model.name":
 		// Another model runs at the split its paper gives it, unless set explicitly.
-		if sp, ok := f.Model.splitOf(f.Model.Name); ok {
+		if sp, ok := f.Model.SplitOf(f.Model.Name); ok {
 			if !f.tpSet {
 				f.Model.TP = sp.TP
 			}

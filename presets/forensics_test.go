@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -17,7 +18,7 @@ func TestBubbleByCauseSumsToBubbleFraction(t *testing.T) {
 		sets []string
 	}
 	steps := "workload.steps=40"
-	if quick() {
+	if testutil.Quick() {
 		steps = "workload.steps=12"
 	}
 	var runs []run

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -52,7 +53,7 @@ func TestHermesFamilyDefaults(t *testing.T) {
 		if cfg.Family != "hermes" || (cfg.System != sim.SystemHermes && cfg.System != sim.SystemOffload) {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
-		if quick() {
+		if testutil.Quick() {
 			continue
 		}
 		start := cpuTime()
@@ -71,7 +72,7 @@ func TestHermesFamilyDefaults(t *testing.T) {
 // full Hermes (window remapping too). Each stage decodes at least as fast as the one
 // before, and the first step is strictly faster.
 func TestHermesAblationPath(t *testing.T) {
-	if quick() {
+	if testutil.Quick() {
 		t.Skip("four 70B runs")
 	}
 	path := []struct {
@@ -179,7 +180,7 @@ func BenchmarkHermesStep70B(b *testing.B) {
 
 // Hermes' end-to-end throughput rises with the batch (§V-C, Fig. 11).
 func TestHermesBatchScaling(t *testing.T) {
-	if quick() {
+	if testutil.Quick() {
 		t.Skip("three end-to-end runs")
 	}
 	var prev float64

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -490,7 +491,7 @@ func TestInvariantsEveryPreset(t *testing.T) {
 	start := time.Now()
 	for i, n := range Names() {
 		t.Run(n, func(t *testing.T) {
-			if quick() && time.Since(start) > 5*time.Second {
+			if testutil.Quick() && time.Since(start) > 5*time.Second {
 				t.Skip("over 5 s under -short")
 			}
 			cfg, applied, ok := invConfig(t, uint8(i), nil, 7)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -127,7 +128,7 @@ func sameResult(path string, want, got any) string {
 // field. The planners that can jump must have jumped in some of them.
 func TestJumpEqualsStepping(t *testing.T) {
 	per := 4
-	if quick() {
+	if testutil.Quick() {
 		per = 1
 	}
 	rng := rand.New(rand.NewPCG(20, 11))

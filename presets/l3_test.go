@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -32,7 +33,7 @@ func TestL3FamilyDefaults(t *testing.T) {
 		if cfg.Family != "l3" || cfg.System != sim.SystemL3 {
 			t.Fatalf("%s: family %q system %q", n, cfg.Family, cfg.System)
 		}
-		if quick() {
+		if testutil.Quick() {
 			continue
 		}
 		cfg.Recycle = true

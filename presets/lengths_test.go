@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -54,7 +55,7 @@ func TestShareGPTSteadyStateLiveLength(t *testing.T) {
 // inference serving for a fixed amount of time ... to warm up a batch with mixed sequence
 // lengths").
 func TestClosedBatchSettlesAtSteadyLiveLength(t *testing.T) {
-	if quick() {
+	if testutil.Quick() {
 		t.Skip("steps a 512-request batch through 6,000 iterations")
 	}
 	cfg := presetConfig(t, "npu-only", "workload.batch=512", "workload.requests=100000")

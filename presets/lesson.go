@@ -8,7 +8,6 @@ import (
 	"math"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -138,7 +137,7 @@ func ParseLesson(filename string, data []byte) (*Lesson, error) {
 		return nil, errAt("name", fmt.Sprintf("%q: want lowercase words joined by hyphens, e.g. dual-row-buffers", l.Name))
 	}
 	if !slices.Contains(lessonFamilies, l.Family) {
-		return nil, errAt("family", fmt.Sprintf("unknown family %q; %s", l.Family, didYouMean(l.Family, lessonFamilies)))
+		return nil, errAt("family", fmt.Sprintf("unknown family %q; %s", l.Family, DidYouMean(l.Family, lessonFamilies)))
 	}
 	if len(l.Steps) == 0 {
 		return nil, errAt("name", "a lesson needs at least one [[step]]")
@@ -157,7 +156,7 @@ func ParseLesson(filename string, data []byte) (*Lesson, error) {
 			}
 		}
 		if !slices.Contains(LessonPanes, s.Focus) {
-			return nil, errAt(k+"focus", fmt.Sprintf("unknown pane %q; %s", s.Focus, didYouMean(s.Focus, LessonPanes)))
+			return nil, errAt(k+"focus", fmt.Sprintf("unknown pane %q; %s", s.Focus, DidYouMean(s.Focus, LessonPanes)))
 		}
 		if s.Steps < 1 || s.Steps > maxLessonSteps {
 			return nil, errAt(k+"steps", fmt.Sprintf("%d is out of range; want 1 to %d iterations before the student looks", s.Steps, maxLessonSteps))
@@ -234,7 +233,7 @@ func checkMetricName(m string, known []string) error {
 		}
 	}
 	all := append(slices.Clone(known), "utilization.LANE", "bubble_fraction.LANE", "bubble_by_cause.LANE.CAUSE")
-	return fmt.Errorf("unknown metric %q; %s", m, didYouMean(m, all))
+	return fmt.Errorf("unknown metric %q; %s", m, DidYouMean(m, all))
 }
 
 // lessonPositions maps each key of a lesson file to where it starts: "name", "step.2"
@@ -291,7 +290,7 @@ func lessonDecodeError(filename string, err error) error {
 		key := strings.Join(parts, ".")
 		msg := "unknown key"
 		if valid, ok := lessonKeys[level]; ok && len(parts) > 0 {
-			msg += "; " + didYouMean(parts[len(parts)-1], valid)
+			msg += "; " + DidYouMean(parts[len(parts)-1], valid)
 		}
 		return &Error{File: filename, Line: line, Col: col, Key: key, Msg: msg}
 	}
@@ -371,7 +370,7 @@ func GetLesson(name string) (*Lesson, error) {
 			return l, nil
 		}
 	}
-	return nil, &Error{Key: "lesson", Msg: fmt.Sprintf("unknown lesson %q; %s", name, didYouMean(name, LessonNames()))}
+	return nil, &Error{Key: "lesson", Msg: fmt.Sprintf("unknown lesson %q; %s", name, DidYouMean(name, LessonNames()))}
 }
 
 // StepFile is step i's preset (0-based) with the step's settings and then overrides
@@ -408,114 +407,6 @@ func (l *Lesson) StepConfig(i int, overrides ...string) (sim.Config, error) {
 	return Build(f, nil)
 }
 
-// ClaimResult is a claim checked against a run: Value is the step's metric, Against the
-// right-hand side (the value, or factor × the other step's metric).
-type ClaimResult struct {
-	Step, Index int // 1-based
-	Claim
-	Value, Against float64
-	Holds          bool
-}
-
-// Measure runs step i (0-based) with overrides for the iterations its claims measure
-// and returns the run's metrics by name, as a sweep names them.
-func (l *Lesson) Measure(i int, overrides ...string) (map[string]float64, error) {
-	cfg, err := l.StepConfig(i, overrides...)
-	if err != nil {
-		return nil, err
-	}
-	s := l.Steps[i]
-	n := s.Steps
-	if s.MeasureSteps > 0 {
-		n = s.MeasureSteps
-	}
-	if w := cfg.Workload.Warmup; w >= n {
-		return nil, fmt.Errorf("lesson %s step %d measures %d iterations but workload.warmup leaves out the first %d", l.Name, i+1, n, w)
-	}
-	cfg.Workload.Steps = n
-	cfg.Recycle = true
-	r, err := runToEnd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("lesson %s step %d (%s): %w", l.Name, i+1, s.Preset, err)
-	}
-	return r.MetricValues(), nil
-}
-
-// EvaluateClaims runs every step that has a claim or is compared with, spread over the
-// machine's cores, and checks each claim. overrides apply to every step, as on the
-// command line. A claim on a metric the step's system does not report is an error.
-func (l *Lesson) EvaluateClaims(overrides ...string) ([]ClaimResult, error) {
-	need := make([]bool, len(l.Steps))
-	for i, s := range l.Steps {
-		for _, c := range s.Claims {
-			need[i] = true
-			if c.ThanStep != nil {
-				need[*c.ThanStep-1] = true
-			}
-		}
-	}
-	metrics := make([]map[string]float64, len(l.Steps))
-	errs := make([]error, len(l.Steps))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i := range l.Steps {
-		if !need[i] {
-			continue
-		}
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			metrics[i], errs[i] = l.Measure(i, overrides...)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	lookup := func(step int, name string) (float64, error) {
-		v, ok := metrics[step][name]
-		if !ok {
-			var have []string
-			for k := range metrics[step] {
-				have = append(have, k)
-			}
-			sort.Strings(have)
-			return 0, fmt.Errorf("lesson %s step %d (%s) reports no %s; %s", l.Name, step+1, l.Steps[step].Preset, name, didYouMean(name, have))
-		}
-		return v, nil
-	}
-	var out []ClaimResult
-	for i, s := range l.Steps {
-		for j, c := range s.Claims {
-			r := ClaimResult{Step: i + 1, Index: j + 1, Claim: c}
-			var err error
-			if r.Value, err = lookup(i, c.Metric); err != nil {
-				return nil, err
-			}
-			if c.Value != nil {
-				r.Against = *c.Value
-			} else {
-				o, err := lookup(*c.ThanStep-1, c.Metric)
-				if err != nil {
-					return nil, err
-				}
-				r.Against = o * c.factor()
-			}
-			r.Holds = compare(r.Value, c.Op, r.Against)
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// factor is the claim's factor, 1 when it gives none.
-func (c Claim) factor() float64 {
-	if c.Factor == nil {
-		return 1
-	}
-	return *c.Factor
-}
-
 // AgainstText describes the right-hand side of a claim in words: "0.5", "step 1",
 // "1.5 × step 1".
 func (c Claim) AgainstText() string {
@@ -527,21 +418,4 @@ func (c Claim) AgainstText() string {
 		s = strconv.FormatFloat(*c.Factor, 'g', -1, 64) + " × " + s
 	}
 	return s
-}
-
-func compare(a float64, op string, b float64) bool {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return false
-	}
-	switch op {
-	case "<":
-		return a < b
-	case ">":
-		return a > b
-	case "<=":
-		return a <= b
-	case ">=":
-		return a >= b
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pimtui/pimtui/assets"
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 )
 
 // The lessons a class is promised: the basics and every family's mechanisms.
@@ -56,69 +57,9 @@ func TestEmbeddedLessonsLoad(t *testing.T) {
 	}
 }
 
-// Every claim every lesson makes about the numbers holds when its steps run. This is
-// what keeps a lesson from telling a class something the model does not compute.
-func TestEmbeddedLessonClaimsHold(t *testing.T) {
-	ls, err := Lessons()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range ls {
-		t.Run(l.Name, func(t *testing.T) {
-			if quick() && l.Family == "hermes" {
-				t.Skip("Hermes tracks every neuron of a 70B model: seconds per step under the race detector; go test without -short checks these claims")
-			}
-			t.Parallel()
-			rs, err := l.EvaluateClaims()
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for _, s := range l.Steps {
-				n += len(s.Claims)
-			}
-			if len(rs) != n || n == 0 {
-				t.Fatalf("%d results for %d claims", len(rs), n)
-			}
-			for _, r := range rs {
-				if !r.Holds {
-					t.Errorf("step %d claim %d %q: %s = %g is not %s %g (%s)", r.Step, r.Index, r.Text, r.Metric, r.Value, r.Op, r.Against, r.AgainstText())
-				}
-			}
-		})
-	}
-}
-
-// A claim that does not hold is reported as such, with both sides measured.
-func TestClaimThatFailsIsReported(t *testing.T) {
-	src := strings.Replace(validLesson, `op = "<"`, `op = ">"`, 1)
-	l, err := ParseLesson("x.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := l.EvaluateClaims()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) != 2 || rs[0].Holds || !rs[1].Holds {
-		t.Fatalf("results %+v", rs)
-	}
-	if !(rs[0].Value > 0 && rs[0].Against > 0 && rs[0].Value < rs[0].Against) {
-		t.Fatalf("dual row buffers' iteration %g should be below blocked PIM's %g", rs[0].Value, rs[0].Against)
-	}
-	// An override on the command line applies to every step.
-	rs2, err := l.EvaluateClaims("workload.batch=64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rs2[0].Value == rs[0].Value {
-		t.Fatal("the override changed nothing")
-	}
-}
-
 // StepConfig applies the step's settings, then the command line's overrides.
 func TestStepConfigOrder(t *testing.T) {
-	l, err := ParseLesson("x.toml", []byte(validLesson))
+	l, err := ParseLesson("x.toml", []byte(testutil.ValidLesson))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,46 +95,8 @@ func TestGetLesson(t *testing.T) {
 	}
 }
 
-// validLesson is a small lesson the error tests edit one line at a time.
-const validLesson = `name = "tiny"
-title = "Tiny"
-family = "neupims"
-summary = "A two-step lesson."
-
-[[step]]
-title = "Blocked"
-preset = "npu-pim"
-set = ["pim.dual_row_buffer=false", "workload.batch=128"]
-steps = 2
-focus = "timeline"
-text = "Blocked PIM."
-notice = "Bubbles."
-
-[[step]]
-title = "Dual"
-preset = "npu-pim"
-set = ["pim.dual_row_buffer=true", "workload.batch=128"]
-steps = 2
-measure_steps = 3
-focus = "timeline"
-text = "Dual row buffers."
-notice = "Fewer bubbles."
-
-[[step.claim]]
-text = "Shorter."
-metric = "iteration_ms.mean"
-op = "<"
-than_step = 1
-
-[[step.claim]]
-text = "Still busy."
-metric = "utilization.npu"
-op = ">"
-value = 0.01
-`
-
 func TestParseLessonErrors(t *testing.T) {
-	line := func(sub string) int { return lineOf(validLesson, sub) }
+	line := func(sub string) int { return lineOf(testutil.ValidLesson, sub) }
 	cases := []struct{ name, from, to, want string }{
 		{"syntax", `steps = 2`, `steps = = 2`, fmt.Sprintf("x.toml:%d:", line("steps = 2"))},
 		{"unknown top key", `summary =`, `sumary =`, `x.toml:4:1: sumary: unknown key; did you mean "summary"`},
@@ -224,8 +127,8 @@ func TestParseLessonErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := strings.Replace(validLesson, c.from, c.to, 1)
-			if src == validLesson {
+			src := strings.Replace(testutil.ValidLesson, c.from, c.to, 1)
+			if src == testutil.ValidLesson {
 				t.Fatalf("edit %q not applied", c.from)
 			}
 			_, err := ParseLesson("x.toml", []byte(src))
@@ -245,34 +148,8 @@ summary = "x"`)); err == nil || !strings.Contains(err.Error(), "at least one [[s
 	}
 }
 
-// A claim on a lane group the step's system lacks fails when the lesson runs, naming
-// what the system does report.
-func TestClaimOnMissingLane(t *testing.T) {
-	src := strings.Replace(validLesson, `metric = "utilization.npu"`, `metric = "utilization.gpu"`, 1)
-	l, err := ParseLesson("x.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = l.EvaluateClaims()
-	if err == nil || !strings.Contains(err.Error(), "step 2 (npu-pim) reports no utilization.gpu") {
-		t.Fatalf("got %v", err)
-	}
-}
-
-// Measuring past a preset's warm-up is an error, not an empty result.
-func TestMeasureBeyondWarmup(t *testing.T) {
-	src := strings.Replace(validLesson, `"pim.dual_row_buffer=false", `, `"pim.dual_row_buffer=false", "workload.warmup=5", `, 1)
-	l, err := ParseLesson("x.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.EvaluateClaims(); err == nil || !strings.Contains(err.Error(), "measures 2 iterations but workload.warmup leaves out the first 5") {
-		t.Fatalf("got %v", err)
-	}
-}
-
 func FuzzParseLesson(f *testing.F) {
-	f.Add([]byte(validLesson))
+	f.Add([]byte(testutil.ValidLesson))
 	ents, _ := assets.Lessons.ReadDir("lessons")
 	for _, e := range ents {
 		b, _ := assets.Lessons.ReadFile("lessons/" + e.Name())

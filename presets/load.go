@@ -113,7 +113,7 @@ func familyOf(name string) string {
 func Source(name string) ([]byte, error) {
 	b, err := files.ReadFile(name + ".toml")
 	if err != nil {
-		return nil, &Error{Key: "preset", Msg: fmt.Sprintf("unknown preset %q; %s", name, didYouMean(name, Names()))}
+		return nil, &Error{Key: "preset", Msg: fmt.Sprintf("unknown preset %q; %s", name, DidYouMean(name, Names()))}
 	}
 	return b, nil
 }
@@ -265,7 +265,7 @@ func parent(filename, name string, where origin, chain []string) (parsed, error)
 	}
 	src, err := fs.ReadFile(parents, name+".toml")
 	if err != nil {
-		return parsed{}, errHere(fmt.Sprintf("unknown preset %q to extend; %s", name, didYouMean(name, Names())))
+		return parsed{}, errHere(fmt.Sprintf("unknown preset %q to extend; %s", name, DidYouMean(name, Names())))
 	}
 	if slices.Contains(chain, name) {
 		return parsed{}, errHere(fmt.Sprintf("presets extend one another in a cycle (%s); let one of them set its keys itself", strings.Join(append(chain, name), " extends ")))
@@ -294,7 +294,7 @@ func check(f *File, at map[string]origin, errAt func(key, msg string) error) err
 		"workload": {"dataset", "requests", "batch", "arrival", "prefill", "kv_policy", "seed"},
 	}
 	if !slices.Contains(sim.Systems(), f.System) {
-		return errAt("system", fmt.Sprintf("unknown system %q; %s", f.System, didYouMean(f.System, sim.Systems())))
+		return errAt("system", fmt.Sprintf("unknown system %q; %s", f.System, DidYouMean(f.System, sim.Systems())))
 	}
 	for _, sec := range sectionsFor(f.System) {
 		need[sec] = sectionKeys(sec)
@@ -342,7 +342,7 @@ func check(f *File, at map[string]origin, errAt func(key, msg string) error) err
 	}
 	for _, k := range f.Shared {
 		if !slices.ContainsFunc(allPaths(), func(p string) bool { return p == k || strings.HasPrefix(p, k+".") }) && k != "model.split" {
-			return errAt("shared", fmt.Sprintf("unknown key or table %q; %s", k, didYouMean(k, allPaths())))
+			return errAt("shared", fmt.Sprintf("unknown key or table %q; %s", k, DidYouMean(k, allPaths())))
 		}
 	}
 	if err := checkNames(f); err != nil {
@@ -367,7 +367,7 @@ func checkSplits(m ModelSec) string {
 		_, known := c.models[s.Model]
 		switch {
 		case !known:
-			return fmt.Sprintf("unknown model %q; %s", s.Model, didYouMean(s.Model, c.modelNames))
+			return fmt.Sprintf("unknown model %q; %s", s.Model, DidYouMean(s.Model, c.modelNames))
 		case seen[s.Model]:
 			return fmt.Sprintf("model %q is listed twice", s.Model)
 		case s.TP < 1 || s.TP > 64 || s.PP < 1 || s.PP > 64:
@@ -375,7 +375,7 @@ func checkSplits(m ModelSec) string {
 		}
 		seen[s.Model] = true
 	}
-	if s, ok := m.splitOf(m.Name); ok && (s.TP != m.TP || s.PP != m.PP) {
+	if s, ok := m.SplitOf(m.Name); ok && (s.TP != m.TP || s.PP != m.PP) {
 		return fmt.Sprintf("the split gives %s tp %d, pp %d but model.tp and model.pp are %d and %d", m.Name, s.TP, s.PP, m.TP, m.PP)
 	}
 	return ""
@@ -421,7 +421,7 @@ func decodeError(filename string, err error) error {
 		de := se.Errors[0]
 		line, col := de.Position()
 		key := strings.Join(de.Key(), ".")
-		return &Error{File: filename, Line: line, Col: col, Key: key, Msg: "unknown key; " + didYouMean(key, allPaths())}
+		return &Error{File: filename, Line: line, Col: col, Key: key, Msg: "unknown key; " + DidYouMean(key, allPaths())}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -452,14 +452,14 @@ func checkNames(f *File) error {
 		return err
 	}
 	if _, ok := c.models[f.Model.Name]; !ok {
-		return &Error{Key: "model.name", Msg: fmt.Sprintf("unknown model %q; %s", f.Model.Name, didYouMean(f.Model.Name, c.modelNames))}
+		return &Error{Key: "model.name", Msg: fmt.Sprintf("unknown model %q; %s", f.Model.Name, DidYouMean(f.Model.Name, c.modelNames))}
 	}
 	if _, ok := c.datasets[f.Workload.Dataset]; !ok {
-		return &Error{Key: "workload.dataset", Msg: fmt.Sprintf("unknown dataset %q; %s", f.Workload.Dataset, didYouMean(f.Workload.Dataset, c.datasetNames))}
+		return &Error{Key: "workload.dataset", Msg: fmt.Sprintf("unknown dataset %q; %s", f.Workload.Dataset, DidYouMean(f.Workload.Dataset, c.datasetNames))}
 	}
 	if f.GPU != nil {
 		if _, ok := c.gpus[f.GPU.Name]; !ok {
-			return &Error{Key: "gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", f.GPU.Name, didYouMean(f.GPU.Name, c.gpuNames))}
+			return &Error{Key: "gpu.name", Msg: fmt.Sprintf("unknown GPU %q; %s", f.GPU.Name, DidYouMean(f.GPU.Name, c.gpuNames))}
 		}
 	}
 	return nil

@@ -170,51 +170,6 @@ func BenchmarkLoLPIMLargest(b *testing.B) {
 	}
 }
 
-// An outcome carries each compared system's FLOP utilisation (the share of peak LoL-PIM's
-// Table 8 reports), the mean of its runs' flop_utilization over the grid; a system that
-// reports none has no entry.
-func TestOutcomeFLOPUtilization(t *testing.T) {
-	f, err := Get("lolpim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := f.Expect[0]
-	e.Grid = Grid{Model: []string{"qwen1.5-7b"}, Dataset: []string{"musique", "qmsum"}, Batch: []int{1024}}
-	e.Steps = 8
-	outs, err := EvaluateGrid("lolpim", []Expect{e})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := outs[0].FLOPUtilization
-	for _, sys := range []string{"lolpim", e.Versus} {
-		var sum float64
-		for _, d := range e.Grid.Dataset {
-			r, err := measureRun(point(sys, e, "qwen1.5-7b", d, 0, 0, 1024))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum += r[flopUtilization]
-		}
-		if got, ok := u[sys]; !ok || got != sum/2 || got <= 0 || got >= 1 {
-			t.Errorf("%s: flop utilisation %v (present %v), the runs' mean is %v", sys, got, ok, sum/2)
-		}
-	}
-	if u["lolpim"] < 5*u[e.Versus] {
-		t.Errorf("LoL-PIM fills %.3f of its peak, the GPU %.3f: decode on a GPU leaves its FLOPs idle", u["lolpim"], u[e.Versus])
-	}
-	h, _ := Get("hermes")
-	he := h.Expect[0]
-	he.Grid = Grid{Model: he.Grid.Model[:1], Dataset: he.Grid.Dataset[:1], Batch: []int{1}}
-	he.Method, he.Steps, he.Warmup = "steady", 2, 0
-	outs, err = EvaluateGrid("hermes", []Expect{he})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if outs[0].FLOPUtilization != nil {
-		t.Errorf("Hermes reports no FLOP peak, yet %v", outs[0].FLOPUtilization)
-	}
-}
-
 // Fig. 9/10: with a GPU per node, LoL-PIM's mechanisms still lead the GPU+PIM baseline,
 // and the PIM-only system stays ahead of the heterogeneous one (§8.2). A GPU reads its
 // stage's FC weights once per micro-batch it serves, so the heterogeneous node's derived

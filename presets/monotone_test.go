@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -95,7 +96,7 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if quick() && seen[f.System] {
+		if testutil.Quick() && seen[f.System] {
 			continue
 		}
 		seen[f.System] = true
@@ -103,14 +104,14 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 		if !ok {
 			t.Fatalf("system %s has no resources listed", f.System)
 		}
-		if quick() {
+		if testutil.Quick() {
 			keys = keys[:min(2, len(keys))]
 		}
 		base, ok := monoWorkload[name]
 		if !ok {
 			base = monoWorkload[f.System]
 		}
-		if w, ok := monoFull[f.System]; ok && !quick() {
+		if w, ok := monoFull[f.System]; ok && !testutil.Quick() {
 			base = w
 		}
 		hi := -1.0 // the preset's own throughput, run once

@@ -1,7 +1,8 @@
 // Package presets holds pimtui's embedded preset systems and catalogues of models,
 // datasets and GPUs (TOML), and turns a preset plus command-line overrides into a
 // sim.Config. Decoding is strict: an unknown key, a wrong type or a value out of range is
-// an error that names the file, line and column.
+// an error that names the file, line and column. The embedded lessons load here too;
+// running what presets declare and lessons claim is package presets/experiment.
 package presets
 
 // File is one preset file. Struct tags give each key's TOML name, its allowed range
@@ -63,8 +64,8 @@ type Split struct {
 	PP    int    `toml:"pp" min:"1" max:"64" doc:"pipeline-parallel degree"`
 }
 
-// splitOf is the paper's split of model, if the preset names one.
-func (m ModelSec) splitOf(model string) (Split, bool) {
+// SplitOf is the paper's split of model, if the preset names one.
+func (m ModelSec) SplitOf(model string) (Split, bool) {
 	for _, s := range m.Split {
 		if s.Model == model {
 			return s, true
@@ -164,7 +165,7 @@ type GPUSec struct {
 // Expect is a paper result the preset is expected to reproduce: the ratio of this
 // preset's metric to the baseline preset's, averaged over a grid of conditions, or the
 // metric's value itself. Each is measured as the paper measured it (Method) and scored by
-// the one rule of score.go.
+// the one rule of the experiment runner (presets/experiment/score.go).
 type Expect struct {
 	ID     string  `toml:"id" doc:"short name of the experiment"`
 	Claim  string  `toml:"claim" doc:"what the paper states"`
@@ -197,6 +198,15 @@ type Expect struct {
 	Mean   string   `toml:"mean" doc:"how the ratios over the grid average: arithmetic (default) or geometric; max for an \"up to\" claim"`
 	// Requests is how many requests each whole run serves (0: one batch).
 	Requests int `toml:"requests" doc:"whole: requests per run (0: one batch, as many as the grid's batch)"`
+}
+
+// Target is the paper's figure an expectation is checked against: the ratio, or the
+// value of an absolute expectation.
+func (e Expect) Target() float64 {
+	if e.Versus == "" {
+		return e.Value
+	}
+	return e.Ratio
 }
 
 // Grid is the cross product of conditions an expectation averages over.

@@ -1,9 +1,11 @@
-package presets
+package experiment
 
 import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/pimtui/pimtui/presets"
 )
 
 // Trend is a paper figure's curve redrawn: a preset's metric against batch size, next to
@@ -29,7 +31,7 @@ type TrendSeries struct {
 // with every baseline of the preset's expectations on the same metric over the same
 // batches. ok is false when no expectation is a curve.
 func TrendPlan(name string) (Trend, bool, error) {
-	f, err := Get(name)
+	f, err := presets.Get(name)
 	if err != nil {
 		return Trend{}, false, err
 	}
@@ -38,7 +40,7 @@ func TrendPlan(name string) (Trend, bool, error) {
 			continue
 		}
 		t := Trend{Preset: name, Expect: e.ID, Metric: e.Metric, Model: e.Grid.Model[0], Dataset: datasetsOf(e, 0)[0], Batches: batchesOf(e, 0)}
-		if sp, ok := f.Model.splitOf(t.Model); ok {
+		if sp, ok := f.Model.SplitOf(t.Model); ok {
 			t.TP, t.PP = sp.TP, sp.PP
 		}
 		if len(e.Grid.TP) > 0 {
@@ -67,11 +69,11 @@ func TrendPlan(name string) (Trend, bool, error) {
 // cores exactly as Evaluate runs an expectation's grid (warm-up, then the measured
 // iterations), so the curve agrees with the outcome it illustrates.
 func MeasureTrend(t Trend) (Trend, error) {
-	f, err := Get(t.Preset)
+	f, err := presets.Get(t.Preset)
 	if err != nil {
 		return t, err
 	}
-	var e Expect
+	var e presets.Expect
 	for _, x := range f.Expect {
 		if x.ID == t.Expect {
 			e = x

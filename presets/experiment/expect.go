@@ -1,4 +1,4 @@
-package presets
+package experiment
 
 import (
 	"cmp"
@@ -9,13 +9,14 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
 )
 
 // Outcome is an expectation measured: the mean over its grid of this preset's metric
 // divided by the baseline's (or the metric itself), scored by the one rule (Within).
 type Outcome struct {
-	Expect
+	presets.Expect
 	Preset   string
 	Measured float64
 	Within   bool // by the rule of score.go
@@ -38,7 +39,7 @@ type gridPoint struct {
 }
 
 // point is the run of e's grid at model, dataset and batch for preset.
-func point(preset string, e Expect, model, dataset string, tp, pp, batch int) gridPoint {
+func point(preset string, e presets.Expect, model, dataset string, tp, pp, batch int) gridPoint {
 	return gridPoint{preset, model, dataset, tp, pp, batch, e.Method, e.Steps, e.Warmup, e.Requests, e.Metric}
 }
 
@@ -49,12 +50,12 @@ func Evaluate(name string) ([]Outcome, error) { return EvaluateIDs(name, nil) }
 // EvaluateIDs measures the expectations of a preset with these ids (all when ids is
 // empty), in the preset's order.
 func EvaluateIDs(name string, ids []string) ([]Outcome, error) {
-	f, err := Get(name)
+	f, err := presets.Get(name)
 	if err != nil {
 		return nil, err
 	}
 	if len(ids) > 0 {
-		f.Expect = slices.DeleteFunc(f.Expect, func(e Expect) bool { return !slices.Contains(ids, e.ID) })
+		f.Expect = slices.DeleteFunc(f.Expect, func(e presets.Expect) bool { return !slices.Contains(ids, e.ID) })
 	}
 	return EvaluateGrid(name, f.Expect)
 }
@@ -62,7 +63,7 @@ func EvaluateIDs(name string, ids []string) ([]Outcome, error) {
 // EvaluateOn is Evaluate on at most workers goroutines (0: one per core): the explorer
 // measures in the background on one, so that stepping keeps the other cores.
 func EvaluateOn(name string, workers int) ([]Outcome, error) {
-	f, err := Get(name)
+	f, err := presets.Get(name)
 	if err != nil {
 		return nil, err
 	}
@@ -71,15 +72,14 @@ func EvaluateOn(name string, workers int) ([]Outcome, error) {
 
 // EvaluateGrid measures expectations of preset name as given, grids included (a
 // smaller grid than the preset declares, say, for a quick check).
-func EvaluateGrid(name string, exps []Expect) ([]Outcome, error) {
+func EvaluateGrid(name string, exps []presets.Expect) ([]Outcome, error) {
 	return evaluate(name, exps, 0)
 }
 
-func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
+func evaluate(name string, exps []presets.Expect, workers int) ([]Outcome, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	f := &File{Expect: exps}
 	var points []gridPoint
 	index := map[gridPoint]int{}
 	add := func(p gridPoint) {
@@ -90,7 +90,7 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 	}
 	// A grid without tp or pp leaves each preset (the tested one and its baselines) at its
 	// own split: 0 below means "as the preset file says".
-	split := func(e Expect, i int) (int, int) {
+	split := func(e presets.Expect, i int) (int, int) {
 		tp, pp := 0, 0
 		if i < len(e.Grid.TP) {
 			tp = e.Grid.TP[i]
@@ -100,7 +100,7 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 		}
 		return tp, pp
 	}
-	for _, e := range f.Expect {
+	for _, e := range exps {
 		for i, m := range e.Grid.Model {
 			tp, pp := split(e, i)
 			for _, d := range datasetsOf(e, i) {
@@ -134,7 +134,7 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 	}
 	value := func(p gridPoint) float64 { return metric(runs[index[p]], p.metric) }
 	var out []Outcome
-	for _, e := range f.Expect {
+	for _, e := range exps {
 		o := Outcome{Expect: e, Preset: name}
 		var sum float64
 		util := map[string][]float64{}
@@ -184,7 +184,7 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 		if e.Mean == "geometric" {
 			o.Measured = math.Exp(o.Measured)
 		}
-		o.Within = o.Points > 0 && Within(e.KindOf(), e.Target(), o.Measured)
+		o.Within = o.Points > 0 && Within(KindOf(e), e.Target(), o.Measured)
 		for sys, us := range util {
 			if o.FLOPUtilization == nil {
 				o.FLOPUtilization = map[string]float64{}
@@ -197,14 +197,14 @@ func evaluate(name string, exps []Expect, workers int) ([]Outcome, error) {
 }
 
 // datasetsOf and batchesOf are the datasets and batches model i of e's grid runs.
-func datasetsOf(e Expect, i int) []string {
+func datasetsOf(e presets.Expect, i int) []string {
 	if i < len(e.Grid.ModelDataset) {
 		return e.Grid.ModelDataset[i]
 	}
 	return e.Grid.Dataset
 }
 
-func batchesOf(e Expect, i int) []int {
+func batchesOf(e presets.Expect, i int) []int {
 	if i >= len(e.Grid.ModelMaxBatch) {
 		return e.Grid.Batch
 	}
@@ -220,20 +220,11 @@ func batchesOf(e Expect, i int) []int {
 
 // baselines are the presets e compares against: versus and best_of (none for an absolute
 // expectation).
-func baselines(e Expect) []string {
+func baselines(e presets.Expect) []string {
 	if e.Versus == "" {
 		return nil
 	}
 	return append([]string{e.Versus}, e.BestOf...)
-}
-
-// Target is the paper's figure an expectation is checked against: the ratio, or the
-// value of an absolute expectation.
-func (e Expect) Target() float64 {
-	if e.Versus == "" {
-		return e.Value
-	}
-	return e.Ratio
 }
 
 // steadyRequests is the request stream of a steady-state run: more than any warm-up and
@@ -284,35 +275,9 @@ func measureRun(p gridPoint) (map[string]float64, error) {
 	if v, ok := measured.Load(p); ok {
 		return v.(map[string]float64), nil
 	}
-	f, err := Get(p.preset)
+	cfg, err := p.config()
 	if err != nil {
 		return nil, err
-	}
-	sets := []string{"model.name=" + p.model, "workload.dataset=" + p.dataset, "workload.arrival=closed",
-		fmt.Sprintf("workload.batch=%d", p.batch)}
-	switch p.method {
-	case "steady":
-		sets = append(sets, fmt.Sprintf("workload.requests=%d", steadyRequests),
-			fmt.Sprintf("workload.steps=%d", p.steps+p.warmup), fmt.Sprintf("workload.warmup=%d", p.warmup))
-	case "whole":
-		sets = append(sets, fmt.Sprintf("workload.requests=%d", cmp.Or(p.requests, p.batch)), "workload.steps=0", "workload.warmup=0")
-	default:
-		return nil, fmt.Errorf("%s: unknown method %q", p.preset, p.method)
-	}
-	if p.tp > 0 {
-		sets = append(sets, fmt.Sprintf("model.tp=%d", p.tp))
-	}
-	if p.pp > 0 {
-		sets = append(sets, fmt.Sprintf("model.pp=%d", p.pp))
-	}
-	for _, kv := range sets {
-		if err := f.Set(kv); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.preset, err)
-		}
-	}
-	cfg, err := Build(f, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 	}
 	cfg.Recycle = true
 	slots <- struct{}{}
@@ -328,4 +293,40 @@ func measureRun(p gridPoint) (map[string]float64, error) {
 	}
 	measured.Store(p, v)
 	return v, nil
+}
+
+// config is the engine configuration of grid point p: its preset on the point's model,
+// dataset, split and batch, run by the point's method.
+func (p gridPoint) config() (sim.Config, error) {
+	f, err := presets.Get(p.preset)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	sets := []string{"model.name=" + p.model, "workload.dataset=" + p.dataset, "workload.arrival=closed",
+		fmt.Sprintf("workload.batch=%d", p.batch)}
+	switch p.method {
+	case "steady":
+		sets = append(sets, fmt.Sprintf("workload.requests=%d", steadyRequests),
+			fmt.Sprintf("workload.steps=%d", p.steps+p.warmup), fmt.Sprintf("workload.warmup=%d", p.warmup))
+	case "whole":
+		sets = append(sets, fmt.Sprintf("workload.requests=%d", cmp.Or(p.requests, p.batch)), "workload.steps=0", "workload.warmup=0")
+	default:
+		return sim.Config{}, fmt.Errorf("%s: unknown method %q", p.preset, p.method)
+	}
+	if p.tp > 0 {
+		sets = append(sets, fmt.Sprintf("model.tp=%d", p.tp))
+	}
+	if p.pp > 0 {
+		sets = append(sets, fmt.Sprintf("model.pp=%d", p.pp))
+	}
+	for _, kv := range sets {
+		if err := f.Set(kv); err != nil {
+			return sim.Config{}, fmt.Errorf("%s: %w", p.preset, err)
+		}
+	}
+	cfg, err := presets.Build(f, nil)
+	if err != nil {
+		return sim.Config{}, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
+	}
+	return cfg, nil
 }

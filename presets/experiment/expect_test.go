@@ -1,4 +1,4 @@
-package presets
+package experiment
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pimtui/pimtui/presets"
+	"github.com/pimtui/pimtui/presets/internal/testutil"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -13,11 +15,11 @@ import (
 // the scoring rule, and one declared not reproduced is outside it (so the declaration
 // stays true) yet points the same way as the paper.
 func TestDeclaredExpectations(t *testing.T) {
-	if quick() {
+	if testutil.Quick() {
 		t.Skip("the expectation grids take seconds; skipped in -short mode")
 	}
-	for _, n := range Names() {
-		f, err := Get(n)
+	for _, n := range presets.Names() {
+		f, err := presets.Get(n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +31,7 @@ func TestDeclaredExpectations(t *testing.T) {
 			t.Fatalf("%s: %v", n, err)
 		}
 		for _, o := range outs {
-			rule := o.KindOf().Rule()
+			rule := KindOf(o.Expect).Rule()
 			t.Logf("%s %s: paper %.2f%s, pimtui %.2f%s over %d points (%s)", n, o.ID, o.Target(), unit(o), o.Measured, unit(o), o.Points, rule)
 			switch {
 			case o.Reproduced && !o.Within:
@@ -62,12 +64,12 @@ func unit(o Outcome) string {
 // length is far lower (that batch lives at 214 tokens on average over its first 512
 // iterations, about 310 in the long run).
 func TestSteadyStateSettled(t *testing.T) {
-	if quick() {
+	if testutil.Quick() {
 		t.Skip("long runs; skipped in -short mode")
 	}
 	seen := map[string]bool{}
-	for _, n := range Names() {
-		f, err := Get(n)
+	for _, n := range presets.Names() {
+		f, err := presets.Get(n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,13 +95,15 @@ func TestSteadyStateSettled(t *testing.T) {
 	}
 }
 
-// liveLength runs preset on a closed loop kept full and returns the mean live length over
+// liveLength runs preset on a closed loop kept full, configured as a steady-state grid
+// point, and returns the mean live length over
 // iterations warmup+1 … warmup+steps and over the 4·steps iterations after them.
 func liveLength(t *testing.T, preset, model, dataset string, batch, warmup, steps int) (window, after float64) {
 	t.Helper()
-	cfg := presetConfig(t, preset, "model.name="+model, "workload.dataset="+dataset, "workload.arrival=closed",
-		fmt.Sprintf("workload.batch=%d", batch), fmt.Sprintf("workload.requests=%d", steadyRequests),
-		fmt.Sprintf("workload.steps=%d", warmup+5*steps))
+	cfg, err := gridPoint{preset: preset, model: model, dataset: dataset, batch: batch, method: "steady", warmup: warmup, steps: 5 * steps}.config()
+	if err != nil {
+		t.Fatal(err)
+	}
 	e, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -125,4 +129,49 @@ func liveLength(t *testing.T, preset, model, dataset string, batch, warmup, step
 		}
 	}
 	return sum[0] / float64(steps), sum[1] / float64(4*steps)
+}
+
+// An outcome carries each compared system's FLOP utilisation (the share of peak LoL-PIM's
+// Table 8 reports), the mean of its runs' flop_utilization over the grid; a system that
+// reports none has no entry.
+func TestOutcomeFLOPUtilization(t *testing.T) {
+	f, err := presets.Get("lolpim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.Expect[0]
+	e.Grid = presets.Grid{Model: []string{"qwen1.5-7b"}, Dataset: []string{"musique", "qmsum"}, Batch: []int{1024}}
+	e.Steps = 8
+	outs, err := EvaluateGrid("lolpim", []presets.Expect{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := outs[0].FLOPUtilization
+	for _, sys := range []string{"lolpim", e.Versus} {
+		var sum float64
+		for _, d := range e.Grid.Dataset {
+			r, err := measureRun(point(sys, e, "qwen1.5-7b", d, 0, 0, 1024))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += r[flopUtilization]
+		}
+		if got, ok := u[sys]; !ok || got != sum/2 || got <= 0 || got >= 1 {
+			t.Errorf("%s: flop utilisation %v (present %v), the runs' mean is %v", sys, got, ok, sum/2)
+		}
+	}
+	if u["lolpim"] < 5*u[e.Versus] {
+		t.Errorf("LoL-PIM fills %.3f of its peak, the GPU %.3f: decode on a GPU leaves its FLOPs idle", u["lolpim"], u[e.Versus])
+	}
+	h, _ := presets.Get("hermes")
+	he := h.Expect[0]
+	he.Grid = presets.Grid{Model: he.Grid.Model[:1], Dataset: he.Grid.Dataset[:1], Batch: []int{1}}
+	he.Method, he.Steps, he.Warmup = "steady", 2, 0
+	outs, err = EvaluateGrid("hermes", []presets.Expect{he})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[0].FLOPUtilization != nil {
+		t.Errorf("Hermes reports no FLOP peak, yet %v", outs[0].FLOPUtilization)
+	}
 }

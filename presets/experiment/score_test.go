@@ -1,8 +1,10 @@
-package presets
+package experiment
 
 import (
 	"math"
 	"testing"
+
+	"github.com/pimtui/pimtui/presets"
 )
 
 // The one rule, on the cases it exists for.
@@ -42,15 +44,15 @@ func TestScoringRule(t *testing.T) {
 // Each expectation is scored by the kind of figure it declares.
 func TestKindOfExpectation(t *testing.T) {
 	for _, c := range []struct {
-		e    Expect
+		e    presets.Expect
 		want Kind
 	}{
-		{Expect{Versus: "npu-pim", Metric: "throughput_tok_s"}, Speedup},
-		{Expect{Versus: "hbm-pim", Metric: "mean_batch"}, Speedup},
-		{Expect{Metric: "throughput_tok_s"}, Absolute},
-		{Expect{Metric: "utilization.pim"}, Utilization},
+		{presets.Expect{Versus: "npu-pim", Metric: "throughput_tok_s"}, Speedup},
+		{presets.Expect{Versus: "hbm-pim", Metric: "mean_batch"}, Speedup},
+		{presets.Expect{Metric: "throughput_tok_s"}, Absolute},
+		{presets.Expect{Metric: "utilization.pim"}, Utilization},
 	} {
-		if got := c.e.KindOf(); got != c.want {
+		if got := KindOf(c.e); got != c.want {
 			t.Errorf("%+v: kind %v, want %v", c.e, got, c.want)
 		}
 	}

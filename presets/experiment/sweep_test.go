@@ -1,4 +1,4 @@
-package presets
+package experiment
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ func TestSweepBadKeyFailsBeforeRunning(t *testing.T) {
 // GOMAXPROCS 1 and at every core (the garbage collector included); the ratio of the two
 // is the speed-up from parallelism.
 //
-//	go test ./presets -run XX -bench SweepNeupims100 -benchtime 3x
+//	go test ./presets/experiment -run XX -bench SweepNeupims100 -benchtime 3x
 func BenchmarkSweepNeupims100(b *testing.B) {
 	all := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(all)

@@ -1,4 +1,4 @@
-package presets
+package experiment
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
 )
 
@@ -30,8 +31,8 @@ type SweepSpec struct {
 	Presets []string
 	Base    []string
 	Axes    []Axis
-	// Load returns the preset file a run starts from (default: Get).
-	Load func(name string) (*File, error)
+	// Load returns the preset file a run starts from (default: presets.Get).
+	Load func(name string) (*presets.File, error)
 	// Workers runs the points on this many goroutines (0: GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called after each finished point with the count done and
@@ -75,7 +76,7 @@ func (s SweepSpec) Points() [][]int {
 func (s SweepSpec) Config(preset string, levels []int) (sim.Config, error) {
 	load := s.Load
 	if load == nil {
-		load = Get
+		load = presets.Get
 	}
 	f, err := load(preset)
 	if err != nil {
@@ -90,7 +91,7 @@ func (s SweepSpec) Config(preset string, levels []int) (sim.Config, error) {
 			return sim.Config{}, err
 		}
 	}
-	cfg, err := Build(f, nil)
+	cfg, err := presets.Build(f, nil)
 	if err != nil {
 		return sim.Config{}, fmt.Errorf("%s: %w", preset, err)
 	}

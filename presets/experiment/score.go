@@ -1,8 +1,10 @@
-package presets
+package experiment
 
 import (
 	"math"
 	"strings"
+
+	"github.com/pimtui/pimtui/presets"
 )
 
 // The one rule every family's paper figures are scored by. A speed-up (any ratio of a
@@ -29,7 +31,7 @@ const (
 )
 
 // KindOf is the kind of figure an expectation declares.
-func (e Expect) KindOf() Kind {
+func KindOf(e presets.Expect) Kind {
 	switch {
 	case e.Versus != "":
 		return Speedup
