@@ -23,6 +23,7 @@ import (
 
 	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
+	"github.com/pimtui/pimtui/ui"
 )
 
 // side is one system of a comparison as the command line names it: a preset, optionally
@@ -44,9 +45,6 @@ const sideExample = "e.g. neupims or neupims+pim.dual_row_buffer=false"
 
 // maxSides is the most sides a comparison takes: one letter each.
 const maxSides = 26
-
-// letter names side i as the compare screens do: A, B, C…
-func letter(i int) string { return string(rune('A' + i)) }
 
 // parseSide splits "NAME+key=value+…" into the preset name and its settings. A part
 // without "=" belongs to the part before it, so a value such as 1e+06 keeps its "+".
@@ -107,7 +105,7 @@ func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(stri
 		if err != nil {
 			return nil, err
 		}
-		bad := func(err error) error { return usagef("side %s %q: %v", letter(i), s.spec, err) }
+		bad := func(err error) error { return usagef("side %s %q: %v", ui.SideLetter(i), s.spec, err) }
 		f, err := get(s.name)
 		if err != nil {
 			return nil, bad(err)
@@ -123,7 +121,7 @@ func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(stri
 			}
 			if key, _, _ := strings.Cut(kv, "="); i > 0 && streamKey(key) {
 				return nil, usagef("side %s %q: %s is part of the request stream, which every side takes from side A; set it on side A or with a flag for every side",
-					letter(i), s.spec, strings.TrimSpace(key))
+					ui.SideLetter(i), s.spec, strings.TrimSpace(key))
 			}
 		}
 		files[i], sides[i] = f, s
@@ -137,7 +135,7 @@ func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(stri
 		}
 		cfg, err := presets.Build(f, trace)
 		if err != nil {
-			return nil, usagef("side %s %q: %v", letter(i), sides[i].spec, err)
+			return nil, usagef("side %s %q: %v", ui.SideLetter(i), sides[i].spec, err)
 		}
 		out[i] = resolvedSide{Name: sides[i].spec, Config: cfg}
 	}
@@ -161,7 +159,7 @@ func runCompare(cmd *cobra.Command, o *options, list, format string, stdout, std
 		cfg.Recycle, cfg.Jump = true, true // only each side's result is read
 		e, err := sim.New(cfg)
 		if err != nil {
-			return usagef("side %s %q: %v", letter(i), s.Name, err)
+			return usagef("side %s %q: %v", ui.SideLetter(i), s.Name, err)
 		}
 		engines[i] = e
 	}
@@ -225,7 +223,7 @@ func runEngines(es []*sim.Engine, sides []resolvedSide, progress io.Writer) ([]s
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("side %s %q: %w", letter(i), sides[i].Name, err)
+			return nil, fmt.Errorf("side %s %q: %w", ui.SideLetter(i), sides[i].Name, err)
 		}
 	}
 	return results, nil
@@ -366,7 +364,7 @@ func writeCompareTable(w io.Writer, sides []resolvedSide, rs []sim.Result) error
 	var models []string
 	differ := false
 	for i, s := range sides {
-		models = append(models, letter(i)+" "+s.Config.Model.Name)
+		models = append(models, ui.SideLetter(i)+" "+s.Config.Model.Name)
 		differ = differ || s.Config.Model.Name != a.Model.Name
 	}
 	if differ {
@@ -419,10 +417,10 @@ func writeCompareTable(w io.Writer, sides []resolvedSide, rs []sim.Result) error
 	line := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	head := []string{""}
 	for i := range sides {
-		head = append(head, letter(i))
+		head = append(head, ui.SideLetter(i))
 	}
 	for i := 1; i < len(sides); i++ {
-		head = append(head, letter(i)+"/A")
+		head = append(head, ui.SideLetter(i)+"/A")
 	}
 	line(head...)
 	text := func(label string, f func(i int) string) {

@@ -27,8 +27,9 @@ type CompareChoice struct {
 	Description string
 }
 
-// sideLetter names side i as every compare screen does: A, B.
-func sideLetter(i int) string { return string(rune('A' + i)) }
+// SideLetter names side i as every comparison does, on screen and on the command line:
+// A, B, C…
+func SideLetter(i int) string { return string(rune('A' + i)) }
 
 // cmpSide is one side of the compare view: its engine, the snapshot shown and its own
 // timeline pane.
@@ -116,7 +117,7 @@ func (m *Compare) build(sides [2]Side) error {
 		cfg := interactive(s.Config)
 		e, err := sim.New(cfg)
 		if err != nil {
-			return fmt.Errorf("side %s (%s): %w", sideLetter(i), s.Name, err)
+			return fmt.Errorf("side %s (%s): %w", SideLetter(i), s.Name, err)
 		}
 		next[i] = &cmpSide{Side: s, eng: e, tl: newTimeline(m.c)}
 	}
@@ -254,7 +255,7 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 				s.ended, ended = true, true
 			case err != nil:
 				s.ended = true
-				m.err, m.playing, m.pending = fmt.Errorf("side %s (%s): %w", sideLetter(i), s.Name, err), false, 0
+				m.err, m.playing, m.pending = fmt.Errorf("side %s (%s): %w", SideLetter(i), s.Name, err), false, 0
 				status = m.setStatus("the run stopped: "+m.err.Error(), true)
 			default:
 				s.snap = msg.snaps[i]

@@ -217,7 +217,7 @@ func TestCompareLockstep(t *testing.T) {
 					s := d.m.sides[i].snap
 					want := r[min(k, len(r))-1]
 					if !sameFigures(figuresOf(s), want) {
-						t.Fatalf("step %d side %s: %+v, alone %+v", k, sideLetter(i), figuresOf(s), want)
+						t.Fatalf("step %d side %s: %+v, alone %+v", k, SideLetter(i), figuresOf(s), want)
 					}
 				}
 				checkStrip(t, d.m, ra, rb, k)

@@ -173,10 +173,10 @@ func (m *Compare) header(w int) string {
 // timeline, and its figures under it. The focused side has the heavy frame.
 func (m *Compare) sidePane(i, w, h int) []string {
 	s := m.sides[i]
-	name := sideLetter(i) + " " + s.Name
+	name := SideLetter(i) + " " + s.Name
 	l := computeCompareLayout(m.c.Width, m.c.Height, m.focus, m.stripWant())
 	if l.stack && l.side[1-i].w == 0 {
-		name = sideLetter(i) + " (tab: " + sideLetter(1-i) + ") " + s.Name
+		name = SideLetter(i) + " (tab: " + SideLetter(1-i) + ") " + s.Name
 	}
 	// The title gives way from the right: zoom and layer, then the system, the model.
 	tl := strings.TrimPrefix(s.tl.Title(), "2 Timeline")
