@@ -33,3 +33,30 @@ func TestAffineRejectsKinks(t *testing.T) {
 		t.Error("ends with different schedule shapes were accepted")
 	}
 }
+
+// TestJumpingSnapshotsAreBare checks that a headless engine builds no request table and
+// no KV holders, which only the explorer shows, and keeps the KV counters the result reads.
+func TestJumpingSnapshotsAreBare(t *testing.T) {
+	for _, jump := range []bool{false, true} {
+		c := testNeuPIMs()
+		c.Jump = jump
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		holders := 0
+		for _, l := range s.KV.Locations {
+			holders += len(l.Holders)
+		}
+		if got := len(s.Requests) > 0 && holders > 0; got == jump {
+			t.Errorf("jump %v: %d request rows and %d KV holders", jump, len(s.Requests), holders)
+		}
+		if s.KV.Used == 0 {
+			t.Errorf("jump %v: the KV map's counters are empty", jump)
+		}
+	}
+}
