@@ -162,6 +162,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Jump && cfg.HistoryCap > 0 {
 		return nil, errors.New("a jumping engine cannot keep history: jumped iterations have no timeline")
 	}
+	if p := sys.pool(); p != nil {
+		p.bare = cfg.Jump
+	}
 	w := &cfg.Workload
 	if w.MaxBatch < 1 {
 		return nil, fmt.Errorf("batch must be at least 1, got %d", w.MaxBatch)
@@ -603,7 +606,9 @@ func (e *Engine) observe(it *iteration) *Snapshot {
 	snap.Metrics.Bubble = bubbleByGroup(s, iterT)
 	snap.Metrics.BubbleCause, snap.Metrics.BubbleShare, snap.Metrics.ShareByCause = bubbleForensics(s, iterT)
 	e.sys.observe(snap, s, e.running)
-	snap.Requests = e.requestRows()
+	if !e.cfg.Jump {
+		snap.Requests = e.requestRows()
+	}
 
 	if it.measured {
 		st := &e.stats

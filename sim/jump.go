@@ -24,6 +24,15 @@ import (
 // picoseconds, rounded per op, so the interpolation is exact to a picosecond per span:
 // within 1e-9 of the stepped run's times and sums.
 //
+// Some costs round a length up to a slot (L3's bank PUs read K in slots of one token per
+// bank): summed over a batch they kink every few iterations, but each request's cost
+// repeats with the slot, so over the iterations k ≡ j (mod the slot) every duration is
+// affine again. A planner declares that period (cycle); the engine then interpolates each
+// residue class between its own first and last iteration, checked as above. A planner's
+// discrete decisions that compare lengths (which sub-batch a request joins) compare affine
+// functions of k: the same outcome at both ends of a class is the same throughout, so
+// they are part of the signature (decided).
+//
 // The engine still runs every iteration's admission, token accounting, retirement and
 // KV growth as stepping does, so events end a stretch exactly where they happen, and
 // every percentile reads the same per-iteration times.
@@ -46,6 +55,15 @@ type jumper interface {
 	// running, each request one token longer per iteration; false when it cannot tell
 	// without stepping them.
 	fragPeak(running []*Request, m int) (float64, bool)
+	// cycle is the period over whose residue classes the probed plan's durations are
+	// affine, and how many iterations from now they stay so, for decode.
+	cycle(decode []*Request) (period, limit int)
+	// decided appends to sig the discrete decisions of the plan probe just laid out.
+	decided(sig []int32) []int32
+	// balance is the load imbalance observe just reported, as its numerator (the busiest
+	// unit's load), its denominator (the mean load) and the busiest unit, each affine
+	// over a stretch whose busiest unit does not change.
+	balance() (top, mean float64, at int)
 }
 
 // minStretch is the shortest stretch worth its three probes.
@@ -58,23 +76,29 @@ type sample struct {
 	flops        float64
 	util, bubble map[string]float64
 	cause        map[string]Causes
+	top, mean    float64 // load imbalance = top / mean (0: none reported)
 	sig          []int32
 	spans        int
 }
 
-// stretch is a run of iterations whose samples are interpolated between a and b.
+// stretch is a run of iterations whose samples are interpolated, each residue class j
+// (mod per) between a[j] and b[j].
 type stretch struct {
 	events  int  // the engine's event count when it began
 	batch   int  // requests decoding
 	kvStall bool // admission's KV stall, which the bubbles' causes depend on
 	k, n    int  // iterations done, in all
-	a, b    sample
+	per     int
+	a, b    []sample
 }
 
 // signature is what must not change over a stretch for its times to be affine: each
 // span's lane and what set its start, each bubble's lane, cause and awaited span, and the
 // critical path.
 func signature(s *Schedule, buf []int32) []int32 {
+	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical); cap(buf) < n {
+		buf = make([]int32, 0, n)
+	}
 	buf = append(buf[:0], int32(len(s.Spans)), int32(len(s.Bubbles)), int32(len(s.Critical)))
 	for _, sp := range s.Spans {
 		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
@@ -89,8 +113,7 @@ func signature(s *Schedule, buf []int32) []int32 {
 }
 
 // sampleAt probes the planner shift iterations on and measures the iteration as observe
-// would; false when the planner cannot probe or the iteration is not one a stretch may
-// interpolate (a load imbalance, an average of ratios, is not time-weighted).
+// would; false when the planner cannot probe.
 func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) (sample, bool) {
 	if e.probeS == nil {
 		e.probeS = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
@@ -109,11 +132,12 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	snap := &Snapshot{IterTime: t}
 	snap.Metrics.Util = map[string]float64{}
 	e.sys.observe(snap, s, e.running)
-	if snap.Metrics.LoadImbalance > 0 {
-		return sample{}, false
-	}
 	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
-		sig: signature(s, nil), spans: len(s.Spans)}
+		sig: j.decided(signature(s, nil)), spans: len(s.Spans)}
+	if snap.Metrics.LoadImbalance > 0 {
+		top, mean, at := j.balance()
+		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
+	}
 	for _, sp := range s.Spans {
 		sm.flops += sp.FLOPs
 	}
@@ -142,38 +166,49 @@ func within(x, y float64, spans int) bool {
 // affine reports whether m, the sample at fraction f of the way from a to b, lies on the
 // line between them, with the same schedule shape.
 func affine(a, m, b sample, f float64) bool {
-	if !slices.Equal(a.sig, m.sig) || !slices.Equal(a.sig, b.sig) {
+	if !sameShape(a, m) || !sameShape(a, b) {
 		return false
 	}
 	lerp := func(x, y float64) float64 { return x + (y-x)*f }
-	if !within(float64(m.t), lerp(float64(a.t), float64(b.t)), a.spans) || !within(m.flops, lerp(a.flops, b.flops), a.spans) {
+	if !within(float64(m.t), lerp(float64(a.t), float64(b.t)), a.spans) || !within(m.flops, lerp(a.flops, b.flops), a.spans) ||
+		!within(m.top, lerp(a.top, b.top), a.spans) || !within(m.mean, lerp(a.mean, b.mean), a.spans) {
 		return false
 	}
 	for _, mp := range [][3]map[string]float64{{a.util, m.util, b.util}, {a.bubble, m.bubble, b.bubble}} {
-		if len(mp[0]) != len(mp[1]) || len(mp[0]) != len(mp[2]) {
-			return false
-		}
 		for k, x := range mp[0] {
-			y, ok1 := mp[1][k]
-			z, ok2 := mp[2][k]
-			if !ok1 || !ok2 || !within(y, lerp(x, z), a.spans) {
+			if !within(mp[1][k], lerp(x, mp[2][k]), a.spans) {
 				return false
 			}
 		}
 	}
-	if len(a.cause) != len(m.cause) || len(a.cause) != len(b.cause) {
-		return false
-	}
 	for k, x := range a.cause {
-		y, ok1 := m.cause[k]
-		z, ok2 := b.cause[k]
-		if !ok1 || !ok2 {
-			return false
-		}
+		y, z := m.cause[k], b.cause[k]
 		for i := range x {
 			if !within(y[i], lerp(x[i], z[i]), a.spans) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// sameShape reports whether two samples have the same schedule shape and decisions and
+// report the same metrics.
+func sameShape(a, b sample) bool {
+	if !slices.Equal(a.sig, b.sig) || (a.mean > 0) != (b.mean > 0) || len(a.util) != len(b.util) ||
+		len(a.bubble) != len(b.bubble) || len(a.cause) != len(b.cause) {
+		return false
+	}
+	for _, mp := range [][2]map[string]float64{{a.util, b.util}, {a.bubble, b.bubble}} {
+		for k := range mp[0] {
+			if _, ok := mp[1][k]; !ok {
+				return false
+			}
+		}
+	}
+	for k := range a.cause {
+		if _, ok := b.cause[k]; !ok {
+			return false
 		}
 	}
 	return true
@@ -199,8 +234,10 @@ func (e *Engine) plainDecode() []*Request {
 
 // startStretch, after an iteration has been stepped, looks for a stretch the next
 // iterations can jump: as long as the same requests decode, up to the first to finish (or
-// reach its context window), the first preemption and the run's step limit, shortened by
-// halves until the planner's iteration is affine over it.
+// reach its context window), the first preemption, the run's step limit and the end of
+// the planner's cycle, shortened by halves until the planner's iteration is affine over
+// every residue class of its period. Each class is probed at its first and last iteration,
+// the first class also at its middle.
 func (e *Engine) startStretch(kvStall bool) {
 	e.jump = nil
 	j, ok := e.sys.(jumper)
@@ -223,26 +260,52 @@ func (e *Engine) startStretch(kvStall bool) {
 	}
 	// A preemption ends the stretch with the iteration whose KV growth does not fit.
 	n = min(n, e.sys.pool().growsFor(decode, n)+1)
-	if n < minStretch {
+	per, limit := j.cycle(decode)
+	n = min(n, limit)
+	// Below three periods the probes would cost more than the iterations they stand for.
+	shortest := max(minStretch, 3*per)
+	if n < shortest {
 		return
 	}
-	a, ok := e.sampleAt(j, decode, 0, kvStall)
-	for ok && n >= minStretch {
-		b, okb := e.sampleAt(j, decode, n-1, kvStall)
-		mid := (n - 1) / 2
-		m, okm := e.sampleAt(j, decode, mid, kvStall)
-		if !okb || !okm {
+	// The first class is probed at its ends and middle; the others, at their ends, only
+	// once it passes.
+	a := make([]sample, per)
+	probed := 1
+	a[0], ok = e.sampleAt(j, decode, 0, kvStall)
+	for ok && n >= shortest {
+		q := lastOf(0, n, per) / per
+		mid := q / 2
+		b := make([]sample, per)
+		var m sample
+		if b[0], ok = e.sampleAt(j, decode, q*per, kvStall); !ok {
 			break
 		}
-		if affine(a, m, b, float64(mid)/float64(n-1)) {
-			e.jump = &stretch{events: e.events, batch: len(decode), kvStall: kvStall, n: n, a: a, b: b}
+		if m, ok = e.sampleAt(j, decode, mid*per, kvStall); !ok {
+			break
+		}
+		same := affine(a[0], m, b[0], float64(mid)/float64(q))
+		for r := 1; r < per && same; r++ {
+			if r == probed {
+				a[r], ok = e.sampleAt(j, decode, r, kvStall)
+				probed++
+			}
+			if ok {
+				b[r], ok = e.sampleAt(j, decode, lastOf(r, n, per), kvStall)
+			}
+			same = ok && sameShape(a[r], b[r])
+		}
+		if same {
+			e.jump = &stretch{events: e.events, batch: len(decode), kvStall: kvStall, n: n, per: per, a: a, b: b}
 			return
 		}
 		n /= 2
 	}
 	// Not affine here: step a while before probing again.
-	e.jumpRetry = e.step + minStretch
+	e.jumpRetry = e.step + max(minStretch, per)
 }
+
+// lastOf is the last iteration of residue class r (mod per) among the first n.
+func lastOf(r, n, per int) int { return r + (n-1-r)/per*per }
 
 // leap runs the admitted iteration it as the next of the stretch, if one is under way and
 // nothing has happened since it began: the planner is not asked, its time and metrics are
@@ -288,9 +351,14 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 // tick advances the clock by the stretch's next iteration and adds its interpolated time
 // and metrics to the run's, as observe adds a stepped one's; the caller gives its tokens.
 func (e *Engine) tick(st *stretch) Time {
-	f := float64(st.k) / float64(st.n-1)
+	r := st.k % st.per
+	a, b := &st.a[r], &st.b[r]
+	f := 0.0
+	if q := lastOf(r, st.n, st.per) / st.per; q > 0 {
+		f = float64(st.k/st.per) / float64(q)
+	}
 	lerp := func(x, y float64) float64 { return x + (y-x)*f }
-	t := st.a.t + Time(math.Round(float64(st.b.t-st.a.t)*f))
+	t := a.t + Time(math.Round(float64(b.t-a.t)*f))
 	e.now += t
 	e.step++
 	st.k++
@@ -303,19 +371,23 @@ func (e *Engine) tick(st *stretch) Time {
 	s.batchSum += st.batch
 	s.time += t
 	s.iter.add(t, 1)
-	s.flops += lerp(st.a.flops, st.b.flops)
-	for k, x := range st.a.util {
-		s.util[k] += lerp(x, st.b.util[k])
+	s.flops += lerp(a.flops, b.flops)
+	for k, x := range a.util {
+		s.util[k] += lerp(x, b.util[k])
 	}
-	for k, x := range st.a.bubble {
-		s.bubble[k] += lerp(x, st.b.bubble[k])
+	for k, x := range a.bubble {
+		s.bubble[k] += lerp(x, b.bubble[k])
 	}
-	for k, x := range st.a.cause {
-		c, y := s.cause[k], st.b.cause[k]
+	for k, x := range a.cause {
+		c, y := s.cause[k], b.cause[k]
 		for i := range c {
 			c[i] += lerp(x[i], y[i])
 		}
 		s.cause[k] = c
+	}
+	if a.mean > 0 {
+		s.imbalance += lerp(a.top, b.top) / lerp(a.mean, b.mean)
+		s.imbalanceN++
 	}
 	return t
 }

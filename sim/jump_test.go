@@ -33,3 +33,31 @@ func TestAffineRejectsKinks(t *testing.T) {
 		t.Error("ends with different schedule shapes were accepted")
 	}
 }
+
+// TestJumpingSnapshotsAreBare checks that a headless engine builds no request table, no
+// KV holders and (NeuPIMs) no bank grid, which only the explorer shows, and keeps the
+// counters the result reads.
+func TestJumpingSnapshotsAreBare(t *testing.T) {
+	for _, jump := range []bool{false, true} {
+		c := testNeuPIMs()
+		c.Jump = jump
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		holders := 0
+		for _, l := range s.KV.Locations {
+			holders += len(l.Holders)
+		}
+		if got := len(s.Requests) > 0 && holders > 0 && len(s.Banks.PIM) > 0; got == jump {
+			t.Errorf("jump %v: %d request rows, %d KV holders, %d bank cells", jump, len(s.Requests), holders, len(s.Banks.PIM))
+		}
+		if s.KV.Used == 0 || s.Metrics.LoadImbalance <= 0 || s.Metrics.Util["pim"] <= 0 {
+			t.Errorf("jump %v: counters empty: KV %d blocks, load imbalance %v, PIM %v", jump, s.KV.Used, s.Metrics.LoadImbalance, s.Metrics.Util["pim"])
+		}
+	}
+}

@@ -19,6 +19,9 @@ type kvPool struct {
 	reserveLen int
 	// blocks returns the K and V blocks a sequence of n tokens occupies.
 	blocks func(n int) (k, v int)
+	// bare: snapshot fills the counts and the fragmentation but lists no holders, for a
+	// headless run that reads only its result (Config.Jump).
+	bare bool
 }
 
 func newKVPool(locations, perLocation int, blocks func(int) (int, int)) *kvPool {
@@ -147,7 +150,7 @@ func (p *kvPool) snapshot(m *KVMap, labels func(int) string, running []*Request,
 		m.Reserved += p.reserved[i]
 	}
 	for _, r := range running {
-		if r.Loc < 0 {
+		if r.Loc < 0 || p.bare {
 			continue
 		}
 		alloc := float64(r.kBlocks+r.vBlocks) * m.BlockBytes

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -557,6 +558,7 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 		}
 	}
 	var mx, sum float64
+	at := -1
 	for c := range p.nch {
 		share := float64(p.nh[c]) / float64(p.maxNh)
 		var rowBusy float64
@@ -565,7 +567,9 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			recv := float64(p.rsRecv[r]) / T
 			rowBusy += b
 			w := float64(p.rsBusy[r]) * float64(p.nh[c])
-			mx = max(mx, w)
+			if w > mx {
+				mx, at = w, c*p.nrs+r
+			}
 			sum += w
 			rankPU.Busy[c*p.nrs+r] = min(1, b)
 			for k := range banks {
@@ -579,8 +583,9 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 		}
 		g.RowNotes[c] = fmt.Sprintf("%d heads/layer · PIM %.0f%%", p.nh[c], 100*rowBusy/float64(p.nrs))
 	}
+	p.balTop, p.balMean, p.balAt = mx, sum/float64(p.nch*p.nrs), at
 	if sum > 0 {
-		snap.Metrics.LoadImbalance = mx / (sum / float64(p.nch*p.nrs))
+		snap.Metrics.LoadImbalance = p.balTop / p.balMean
 	}
 }
 
@@ -609,11 +614,11 @@ func (p *l3) liveKV(r *Request) float64 {
 	return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
 }
 
-// probe plans the baselines' decode batch shift iterations on (sim/jump.go). The adaptive
-// scheduler fetches, splits and admits by a predictor it fits as it runs, and the host's
-// KV (bank and rank PIM) is counted per rankset, so those plan every iteration.
+// probe plans the decode batch shift iterations on (sim/jump.go). A predictor fitted to
+// the iterations as they run (Eq. 5–6) is state a probe cannot stand for, so with it the
+// scheduler plans every iteration.
 func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
-	if p.lc.Scheduler == L3SchedAdaptive || p.pred.on || p.lc.hostKV() {
+	if p.pred.on {
 		return false
 	}
 	for _, r := range decode {
@@ -626,9 +631,65 @@ func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
 	return true
 }
 
-// kvStats is the paged KV cache in the GPUs' HBM (and the host's, CPU offload) as
-// observeKV reports it.
+// cycle: the bank PUs read a request's K in slots of one token per logic bank and its V
+// in steps of vTokens tokens (rankLayout.steps), so its read steps grow by a whole slot
+// every banks tokens: over the iterations of one residue class modulo both they are affine,
+// until a sequence passes the rank PU's buffer and its scores are read twice. Every other
+// cost (the rank PU's bytes, HBM-PIM's, the GPU's) is affine in the lengths.
+func (p *l3) cycle(decode []*Request) (period, limit int) {
+	if p.lc.Attention != L3AttnBankPIM {
+		return 1, math.MaxInt
+	}
+	l := p.layout
+	limit = math.MaxInt
+	if l.bufTokens > 0 {
+		for _, r := range decode {
+			if s := r.SeqLen(); s <= l.bufTokens {
+				limit = min(limit, l.bufTokens-s+1)
+			}
+		}
+	}
+	return l.banks / gcd(l.banks, l.vTokens) * l.vTokens, limit
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// decided: the split's choices (§5.3 step 2, longest first, each to the lighter sub-batch)
+// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two.
+func (p *l3) decided(sig []int32) []int32 {
+	it := &p.it
+	sig = append(sig, int32(it.n))
+	for i := range it.n {
+		sig = append(sig, int32(len(it.sb[i].dec)))
+		for _, r := range it.sb[i].dec {
+			sig = append(sig, int32(r.ID))
+		}
+	}
+	return sig
+}
+
+// balance is the host DIMMs' load imbalance observeBanks reported: the busiest rank's
+// attention load and the mean rank's, and which rank.
+func (p *l3) balance() (top, mean float64, at int) { return p.balTop, p.balMean, p.balAt }
+
+// kvStats is the KV cache as observeKV reports it: the paged blocks in the GPUs' HBM (and
+// the host's, CPU offload), or the slots in the host DIMMs.
 func (p *l3) kvStats(running []*Request) (used int, frag, util float64) {
+	if p.lc.hostKV() {
+		used, capacity, live, alloc := p.hostKV(running)
+		if alloc > 0 {
+			frag = max(0, 1-live/alloc)
+		}
+		if capacity > 0 {
+			util = float64(used) / float64(capacity)
+		}
+		return used, frag, util
+	}
 	used, capacity := p.kv.totals()
 	if capacity > 0 {
 		util = float64(used) / float64(capacity)
@@ -636,16 +697,57 @@ func (p *l3) kvStats(running []*Request) (used int, frag, util float64) {
 	return used, p.kv.fragmentation(running, p.blkBytes, p.liveKV), util
 }
 
+// hostKV is the host DIMMs' KV cache as observeKV shows it: the blocks in use (one head's
+// K or V of one layer for one slot of banks tokens, in one rank), the capacity, and the
+// bytes of live tokens and of the blocks that hold them.
+func (p *l3) hostKV(running []*Request) (used, capacity int, live, alloc float64) {
+	perRS := int(float64(p.nch) * p.lc.Host.RankBytes() / p.blkBytes)
+	for _, rq := range running {
+		slots, fill, ok := p.hostSlots(rq)
+		if !ok {
+			continue
+		}
+		total := p.sh.Layers * p.sh.KVHeads * slots
+		used += 2 * total
+		alloc += float64(2*total) * p.blkBytes
+		live += float64(2*total) * p.blkBytes * fill
+	}
+	return used, perRS * p.nrs, live, alloc
+}
+
+// hostSlots is the slots of banks tokens each of rq's layers and heads holds in the host
+// DIMMs and the share of them its tokens fill; false for a request not in them.
+func (p *l3) hostSlots(rq *Request) (slots int, fill float64, ok bool) {
+	st := p.reqs[rq]
+	if st == nil || rq.Loc < 0 {
+		return 0, 0, false
+	}
+	s := rq.SeqLen()
+	if rq.Status == Prefilling {
+		s = st.done // only the prefilled part has landed in the DIMMs
+	}
+	banks := p.lc.Host.BanksPerRank()
+	slots = ceilDiv(s, banks)
+	if slots > 0 {
+		fill = float64(s) / float64(slots*banks)
+	}
+	return slots, fill, true
+}
+
 // stuck: the baselines admit in order while a replica's paged KV has room (the CPU
 // offload's NEO weighs the batch's lengths, which grow, so it may admit again).
 func (p *l3) stuck() bool { return p.lc.Attention != L3AttnCPU }
 
 // fragPeak: a GPU-resident request of s tokens holds 2L⌈s/bt⌉ blocks of which s/bt are
-// live per layer and K or V, so over the next iterations the live share grows by one token
-// a request and the blocks by 2L for each request whose length crosses a block boundary:
-// those with s ≡ 0 (mod bt) before the token.
+// live per layer and K or V (in the host DIMMs, 2L·heads slots of bt = banks tokens), so
+// over the next iterations the live share grows by one token a request and the blocks for
+// each request whose length crosses a block boundary: those with s ≡ 0 (mod bt) before
+// the token.
 func (p *l3) fragPeak(running []*Request, m int) (float64, bool) {
 	bt := max(1, p.lc.GPU.KVBlockTokens)
+	if p.lc.hostKV() {
+		bt = p.lc.Host.BanksPerRank()
+	}
 	cross := make([]int, bt) // requests crossing a boundary at iterations ≡ i (mod bt)
 	var live, slots int      // Σ tokens and Σ block slots (tokens' worth) of every request
 	for _, r := range running {
@@ -705,31 +807,19 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	// bars show what the layer-wise round-robin puts on each.
 	hold := make([]KVHolder, 0, len(running))
 	on := make([]int, p.nrs)
-	var live, alloc float64
 	for _, rq := range running {
-		st := p.reqs[rq]
-		if st == nil || rq.Loc < 0 {
+		slots, fill, ok := p.hostSlots(rq)
+		if !ok {
 			continue
 		}
-		s := rq.SeqLen()
-		if rq.Status == Prefilling {
-			s = st.done // only the prefilled part has landed in the DIMMs
-		}
-		slots := ceilDiv(s, banks)
-		fill := 0.0
-		if slots > 0 {
-			fill = float64(s) / float64(slots*banks)
-		}
 		total := 0
-		p.layersOn(rq, st.off, on)
+		p.layersOn(rq, p.reqs[rq].off, on)
 		for r := range p.nrs {
 			b := on[r] * sh.KVHeads * slots
 			total += b
 			kv.Locations[1+r].Used += 2 * b
 		}
 		hold = append(hold, KVHolder{Request: rq.ID, KBlocks: total, VBlocks: total, Reserved: 2 * total, Fill: fill})
-		alloc += float64(2*total) * p.blkBytes
-		live += float64(2*total) * p.blkBytes * fill
 	}
 	kv.Locations[0].Holders = hold
 	waiting := 0
@@ -751,7 +841,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 		kv.Locations[i].Reserved = kv.Locations[i].Used
 	}
 	kv.Capacity, kv.Used, kv.Reserved = kv.Locations[0].Capacity, kv.Locations[0].Used, kv.Locations[0].Used
-	if alloc > 0 {
+	if _, _, live, alloc := p.hostKV(running); alloc > 0 {
 		kv.Fragmentation = max(0, 1-live/alloc)
 	}
 	if kv.Capacity > 0 {

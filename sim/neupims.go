@@ -519,17 +519,21 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 
 	// Bank grid: channels × banks. PIM commands are broadcast to every bank of a channel,
 	// so PIM busy is uniform along a row; weight traffic is interleaved over all channels.
+	// A headless run (Config.Jump) reads only the metrics and gets no grid.
+	views := !n.cfg.Jump
 	g := &snap.Banks
-	g.RowKind, g.ColKind = "channel", "bank"
-	g.Rows, g.Cols, g.ColGroup = m.Channels, m.BanksPerChannel, m.BanksPerGroup()
-	cells := g.Rows * g.Cols
-	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
-	g.RowNotes = make([]string, g.Rows)
-	g.RowLevels = []BankLevel{{"channel", "ch", m.Channels}}
-	if m.BankGroups > 0 {
-		g.ColLevels = []BankLevel{{"bank group", "BG", m.BankGroups}, {"bank", "bank", m.BanksPerGroup()}}
+	if views {
+		g.RowKind, g.ColKind = "channel", "bank"
+		g.Rows, g.Cols, g.ColGroup = m.Channels, m.BanksPerChannel, m.BanksPerGroup()
+		cells := g.Rows * g.Cols
+		g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
+		g.RowNotes = make([]string, g.Rows)
+		g.RowLevels = []BankLevel{{"channel", "ch", m.Channels}}
+		if m.BankGroups > 0 {
+			g.ColLevels = []BankLevel{{"bank group", "BG", m.BankGroups}, {"bank", "bank", m.BanksPerGroup()}}
+		}
+		g.Units = []BankUnit{systemUnit("NPU systolic", busy[laneNPUS], T), systemUnit("NPU vector", busy[laneNPUV], T)}
 	}
-	g.Units = []BankUnit{systemUnit("NPU systolic", busy[laneNPUS], T), systemUnit("NPU vector", busy[laneNPUV], T)}
 	memFrac := min(1, extBytes/float64(m.Channels)/(m.ChannelBandwidth()*sec))
 	owner := make([]int, m.Channels)
 	ownerLoad := make([]int64, m.Channels)
@@ -560,6 +564,9 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		if n.cfg.PIM.Enabled {
 			pb = float64(busy[lanePIM0+c]) / T
 			pimBusy += float64(busy[lanePIM0+c])
+		}
+		if !views {
+			continue
 		}
 		for b := range g.Cols {
 			i := c*g.Cols + b
