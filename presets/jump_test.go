@@ -136,7 +136,7 @@ func TestJumpEqualsStepping(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(20, 11))
 	mustJump := map[string]bool{"hbm-pim": true, "gpu-dgx": true, "cpu-offload": true}
-	if !quick() {
+	if !testutil.Quick() {
 		// The one configuration of the quick form may be one whose host DIMMs are full
 		// throughout, where decodes wait for room every iteration and nothing can jump.
 		mustJump["l3"], mustJump["rank-pim"] = true, true
