@@ -41,14 +41,7 @@ func TestJumpingSnapshotsAreBare(t *testing.T) {
 	for _, jump := range []bool{false, true} {
 		c := testNeuPIMs()
 		c.Jump = jump
-		e, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := e.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := firstStep(t, c)
 		holders := 0
 		for _, l := range s.KV.Locations {
 			holders += len(l.Holders)
