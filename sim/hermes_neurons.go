@@ -245,7 +245,7 @@ type nblock struct {
 	actGPU            int32
 	bins              []NeuronBin
 	binLoc            []uint16 // neurons per bin and location, bins × locs (placement at the pass)
-	cand              []uint16 // off-GPU neurons whose state exceeds T_h
+	cand              []uint32 // off-GPU neurons whose state exceeds T_h: index | state<<16
 	promoted          []uint16 // this token, until the pass counts them
 	remapped          []uint16
 	corrN, corrA      [3]int32 // neurons with 0/1/2 parents active, and of them active
@@ -292,10 +292,11 @@ type neuronSim struct {
 	tabPar   [128]uint8
 	tabNoPar [128]uint8
 	oracle   bool
-	candBuf  []uint16            // a pass's promotion candidates (length a power of two ≥ every block)
+	candBuf  []uint32            // a pass's promotion candidates (length a power of two ≥ every block)
 	zbuf     [zChunk + 4]float32 // normals drawn ahead
 	qbuf     [zChunk]uint8       // s2·2 + act per neuron of a chunk: the predictor's input
 	hc       [4096]uint16        // a bin's neurons per location, prediction and activation
+	active   []uint16            // a remap's cold neurons active in the window
 
 	// similarity of activated sets, sampled on one MLP block
 	simBlock int
@@ -365,7 +366,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	maxN := max(n[0], n[1])
 	ns.maxN = maxN
 	ns.zeroPar = make([]uint16, maxN)
-	ns.candBuf = make([]uint16, 1<<bits.Len(uint(maxN)))
+	ns.candBuf = make([]uint32, 1<<bits.Len(uint(maxN)))
 	for i := range 2 {
 		ns.sbuf[i] = new([1 << 16]float32)
 		ns.abuf[i] = new([1 << 16]uint8)
@@ -908,7 +909,7 @@ func (b *nblock) collect(th int) {
 		if b.loc[i] == 0 {
 			b.gpuList = append(b.gpuList, uint16(i))
 		} else if int(st) > th {
-			b.cand = append(b.cand, uint16(i))
+			b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
 		}
 	}
 	slices.Reverse(b.gpuList)
@@ -935,7 +936,7 @@ func (b *nblock) collect(th int) {
 // passPart is one worker's share of a block pass: a contiguous range of bins.
 type passPart struct {
 	comp                  [256]int32
-	cand                  []uint16
+	cand                  []uint32
 	act, pred, tp, gpuAct int32
 }
 
@@ -1106,7 +1107,7 @@ func traceRun(c *passConst, e, z, gap []float32, clus []uint8, par1, par2 []uint
 // prediction from the state and the parents (s1 + λ·s2 against T), the state update from
 // the actual activation, the count per location, prediction and activation into hc, and
 // the off-GPU neurons turned hot into cand from nc on. It returns the new nc.
-func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []uint16, base, nc int) int {
+func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []uint32, base, nc int) int {
 	s1, loc = s1[:len(q)], loc[:len(q)]
 	mask := len(cand) - 1
 	for k, qk := range q {
@@ -1115,7 +1116,7 @@ func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []ui
 		l := int(loc[k])
 		// Four interleaved copies, so neighbours at one location do not wait on each other.
 		hc[(k&3)<<10|l<<2|(v>>3&2)|int(qk&1)]++
-		cand[nc&mask] = uint16(base + k)
+		cand[nc&mask] = uint32(base+k) | uint32(v&15)<<16
 		nc += (v >> 5) & int(b2u(l != 0))
 	}
 	return nc
@@ -1227,27 +1228,16 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	if m <= 0 {
 		return 0
 	}
-	// The m best candidates by state, highest first (hotter rank first among equals):
-	// the states from 15 down to the level that holds m of them, in one pass.
-	var cnt [16]int
-	for _, c := range b.cand {
-		cnt[b.s1[c]]++
-	}
-	level, acc := 15, 0
-	for ; level > 0; level-- {
-		acc += cnt[level]
-		if acc >= m {
-			break
-		}
-	}
+	// The m best candidates by state, highest first (hotter rank first among equals), in
+	// one scan of the candidates keeping the first m of each state.
 	var byCand [16][]uint16
 	for _, c := range b.cand {
-		if s := b.s1[c]; int(s) >= level && len(byCand[s]) < m {
-			byCand[s] = append(byCand[s], c)
+		if s := c >> 16; len(byCand[s]) < m {
+			byCand[s] = append(byCand[s], uint16(c))
 		}
 	}
 	best := make([]uint16, 0, m)
-	for s := 15; s >= level && len(best) < m; s-- {
+	for s := 15; s >= 0 && len(best) < m; s-- {
 		best = append(best, byCand[s][:min(len(byCand[s]), m-len(best))]...)
 	}
 	// Victims: the m lowest-state GPU residents, in one scan of the GPU list keeping the
@@ -1311,14 +1301,24 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	if J < 2 {
 		return res
 	}
+	// Z and the cold neurons active in the window, skipping eight silent ones at a time.
 	Z := make([]int32, J)
 	maxA := 0
-	for i, l := range b.loc {
-		if w := b.win[i]; l != 0 && w > 0 {
-			Z[l-1] += int32(w)
-			maxA = max(maxA, int(w))
+	active := ns.active[:0]
+	win, loc := b.win, b.loc[:len(b.win)]
+	for k := 0; k < len(win); k += 8 {
+		if k+8 <= len(win) && binary.LittleEndian.Uint64(win[k:]) == 0 {
+			continue
+		}
+		for i := k; i < min(k+8, len(win)); i++ {
+			if w, l := win[i], loc[i]; l != 0 && w > 0 {
+				Z[l-1] += int32(w)
+				maxA = max(maxA, int(w))
+				active = append(active, uint16(i))
+			}
 		}
 	}
+	ns.active = active
 	copy(res.before, Z)
 	ord := make([]int, J)
 	for j := range ord {
@@ -1337,12 +1337,9 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	for p := range buckets {
 		buckets[p] = make([][]uint16, maxA+1)
 	}
-	for i, l := range b.loc {
-		if l == 0 || b.win[i] == 0 {
-			continue
-		}
-		if p := heavy[l-1]; p >= 0 {
-			buckets[p][b.win[i]] = append(buckets[p][b.win[i]], uint16(i))
+	for _, i := range active {
+		if p := heavy[loc[i]-1]; p >= 0 {
+			buckets[p][win[i]] = append(buckets[p][win[i]], i)
 		}
 	}
 	for id := 0; id < J/2; id++ {
