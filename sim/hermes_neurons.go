@@ -297,6 +297,11 @@ type neuronSim struct {
 	qbuf     [zChunk]uint8       // s2·2 + act per neuron of a chunk: the predictor's input
 	hc       [4096]uint16        // a bin's neurons per location, prediction and activation
 	active   []uint16            // a remap's cold neurons active in the window
+	// A promotion's candidates and victims by state, and the chosen ones.
+	byCand  [16][]uint16
+	byState [16][]int32
+	best    []uint16
+	victims []int32
 
 	// similarity of activated sets, sampled on one MLP block
 	simBlock int
@@ -1230,29 +1235,36 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	}
 	// The m best candidates by state, highest first (hotter rank first among equals), in
 	// one scan of the candidates keeping the first m of each state.
-	var byCand [16][]uint16
+	byCand := &ns.byCand
+	for s := range byCand {
+		byCand[s] = byCand[s][:0]
+	}
 	for _, c := range b.cand {
 		if s := c >> 16; len(byCand[s]) < m {
 			byCand[s] = append(byCand[s], uint16(c))
 		}
 	}
-	best := make([]uint16, 0, m)
+	best := ns.best[:0]
 	for s := 15; s >= 0 && len(best) < m; s-- {
 		best = append(best, byCand[s][:min(len(byCand[s]), m-len(best))]...)
 	}
 	// Victims: the m lowest-state GPU residents, in one scan of the GPU list keeping the
 	// first m of each state; among equal states the one met first in the list (which
 	// starts in descending rank order, colder first).
-	var byState [16][]int32 // positions in gpuList
+	byState := &ns.byState // positions in gpuList
+	for s := range byState {
+		byState[s] = byState[s][:0]
+	}
 	for pos, i := range b.gpuList {
 		if s := b.s1[i]; len(byState[s]) < m {
 			byState[s] = append(byState[s], int32(pos))
 		}
 	}
-	victims := make([]int32, 0, m)
+	victims := ns.victims[:0]
 	for s := 0; s < 16 && len(victims) < m; s++ {
 		victims = append(victims, byState[s][:min(len(byState[s]), m-len(victims))]...)
 	}
+	ns.best, ns.victims = best, victims
 	n := 0
 	for i, c := range best[:min(len(best), len(victims))] {
 		pos := victims[i]
