@@ -1087,7 +1087,8 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
 }
 
-// traceRun draws the activations of a run of neurons for the current token: each
+// traceRun draws the activations of a run of neurons for the current token (the
+// synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
 // neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
 // cluster's state and the latents of its two parents, and it fires when the latent
 // exceeds its gap. q gets the predictor's input, (parents active)·2 + active.
@@ -1108,10 +1109,11 @@ func traceRun(c *passConst, e, z, gap []float32, clus []uint8, par1, par2 []uint
 	}
 }
 
-// predictRun runs the predictor over a run of neurons starting at index base: the
-// prediction from the state and the parents (s1 + λ·s2 against T), the state update from
-// the actual activation, the count per location, prediction and activation into hc, and
-// the off-GPU neurons turned hot into cand from nc on. It returns the new nc.
+// predictRun runs the lightweight predictor (§IV-C) over a run of neurons starting at
+// index base: the prediction from the state and the parents (s1 + λ·s2 against T), the
+// +4/−1 state update from the actual activation, the count per location, prediction and
+// activation into hc, and the off-GPU neurons turned hot (§IV-D), with their states, into
+// cand from nc on. It returns the new nc.
 func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []uint32, base, nc int) int {
 	s1, loc = s1[:len(q)], loc[:len(q)]
 	mask := len(cand) - 1
@@ -1132,8 +1134,8 @@ const (
 	lo7 = 0x7f7f7f7f7f7f7f7f
 )
 
-// countWindow adds each neuron's activation to its window count, eight at a time,
-// saturating at 255.
+// countWindow adds each neuron's activation to its count for the window, Algorithm 1's
+// A_i (§IV-E), eight neurons at a time, saturating at 255.
 func countWindow(win, act []uint8) {
 	act = act[:len(win)]
 	k := 0
