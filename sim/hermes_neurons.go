@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -32,6 +33,7 @@ const (
 	normSize = 1 << normBits
 	cdfSize  = 4096
 	cdfSpan  = 8.0 // the CDF table covers [−cdfSpan, cdfSpan]
+	zChunk   = 640 // normals drawn ahead in a pass (a multiple of the five per draw)
 )
 
 var (
@@ -243,8 +245,7 @@ type nblock struct {
 	actGPU            int32
 	bins              []NeuronBin
 	binLoc            []uint16 // neurons per bin and location, bins × locs (placement at the pass)
-	cand              []uint16 // off-GPU neurons whose state exceeds T_h
-	ghist             [16]int32
+	cand              []uint32 // off-GPU neurons whose state exceeds T_h: index | state<<16
 	promoted          []uint16 // this token, until the pass counts them
 	remapped          []uint16
 	corrN, corrA      [3]int32 // neurons with 0/1/2 parents active, and of them active
@@ -272,8 +273,11 @@ type neuronSim struct {
 	blocks []*nblock
 	kinds  [2]*nkind
 
-	sbuf [2][]float32
-	abuf [2][]uint8
+	// The latents and activations of the block before and the block being passed,
+	// indexed by a uint16 parent without bounds checks.
+	sbuf [2]*[1 << 16]float32
+	abuf [2]*[1 << 16]uint8
+	maxN int // the larger block size
 
 	members []int
 	pPrev   [][]float32
@@ -282,10 +286,22 @@ type neuronSim struct {
 
 	token int // tokens generated so far (the RNG counter)
 
-	predPar   [64]uint8
-	predNoPar [64]uint8
-	stateTab  [32]uint8
-	oracle    bool
+	// tabPar and tabNoPar give, for index s1·6 + s2·2 + act, a neuron's next state (bits
+	// 0–3), whether it was predicted active (bit 4) and whether its next state is hot
+	// (bit 5), for blocks with and without a previous block.
+	tabPar   [128]uint8
+	tabNoPar [128]uint8
+	oracle   bool
+	candBuf  []uint32            // a pass's promotion candidates (length a power of two ≥ every block)
+	zbuf     [zChunk + 4]float32 // normals drawn ahead
+	qbuf     [zChunk]uint8       // s2·2 + act per neuron of a chunk: the predictor's input
+	hc       [4096]uint16        // a bin's neurons per location, prediction and activation
+	active   []uint16            // a remap's cold neurons active in the window
+	// A promotion's candidates and victims by state, and the chosen ones.
+	byCand  [16][]uint16
+	byState [16][]int32
+	best    []uint16
+	victims []int32
 
 	// similarity of activated sets, sampled on one MLP block
 	simBlock int
@@ -327,12 +343,25 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	for st := range 16 {
 		for s2 := range 3 {
 			v := st + pol.Lambda*s2
-			ns.predPar[st*3+s2] = b2u(v > pol.Threshold || (pol.Compare == ">=" && v == pol.Threshold))
+			withPar := b2u(v > pol.Threshold || (pol.Compare == ">=" && v == pol.Threshold))
 			// Block 0 has no previous block: a neuron is predicted from its state alone (s1 > T_h).
-			ns.predNoPar[st*3+s2] = b2u(st > pol.HotThreshold)
+			noPar := b2u(st > pol.HotThreshold)
+			for act := range uint8(2) {
+				// The +4/−1 update from the token's actual activation, saturating at [0, 15].
+				next := max(0, st-pol.StateDec)
+				if act == 1 {
+					next = min(15, st+pol.StateInc)
+				}
+				k := st*6 + s2*2 + int(act)
+				hot := b2u(next > pol.HotThreshold)
+				pp, pn := withPar, noPar
+				if ns.oracle {
+					pp, pn = act, act
+				}
+				ns.tabPar[k] = uint8(next) | pp<<4 | hot<<5
+				ns.tabNoPar[k] = uint8(next) | pn<<4 | hot<<5
+			}
 		}
-		ns.stateTab[st*2] = uint8(max(0, st-pol.StateDec))
-		ns.stateTab[st*2+1] = uint8(min(15, st+pol.StateInc))
 	}
 	rate := [2]float64{sp.QKVActive, sp.MLPActive}
 	for k := range 2 {
@@ -340,10 +369,12 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 		ns.kinds[k] = sharedKinds.get(key, func() *nkind { return newKind(n[k], rate[k], sp, ns.bins, homes) })
 	}
 	maxN := max(n[0], n[1])
+	ns.maxN = maxN
 	ns.zeroPar = make([]uint16, maxN)
+	ns.candBuf = make([]uint32, 1<<bits.Len(uint(maxN)))
 	for i := range 2 {
-		ns.sbuf[i] = make([]float32, maxN)
-		ns.abuf[i] = make([]uint8, maxN)
+		ns.sbuf[i] = new([1 << 16]float32)
+		ns.abuf[i] = new([1 << 16]uint8)
 	}
 	ns.blocks = make([]*nblock, 2*layers)
 	for b := range ns.blocks {
@@ -418,7 +449,7 @@ func (ns *neuronSim) calibrate() {
 	const calibM = 4
 	sp := ns.sp
 	bb := math.Sqrt(1 - sp.Kappa)
-	maxN := len(ns.sbuf[0])
+	maxN := ns.maxN
 	for part := range 2 {
 		v := 1 - sp.Beta
 		if part == 1 {
@@ -793,8 +824,8 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 		return
 	}
 	for len(ns.pPrev) < len(calc) {
-		ns.pPrev = append(ns.pPrev, make([]float32, len(ns.sbuf[0])))
-		ns.pCur = append(ns.pCur, make([]float32, len(ns.sbuf[0])))
+		ns.pPrev = append(ns.pPrev, make([]float32, ns.maxN))
+		ns.pCur = append(ns.pCur, make([]float32, ns.maxN))
 	}
 	isFresh := make([]bool, len(calc))
 	anyFresh := false
@@ -806,8 +837,8 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 	sS := float32(math.Sqrt(max(1e-6, 1-ns.sp.Beta)))
 	bb := float32(math.Sqrt(1 - ns.sp.Kappa))
 	n := max(1.0, promptLen)
-	if cap(ns.fprod) < len(ns.sbuf[0]) {
-		ns.fprod = make([]float32, len(ns.sbuf[0]))
+	if cap(ns.fprod) < ns.maxN {
+		ns.fprod = make([]float32, ns.maxN)
 	}
 	for _, b := range ns.blocks {
 		thr := b.kind0.thr
@@ -875,17 +906,15 @@ func initState(f float64, mode string) uint8 {
 	return uint8(min(14, max(1, s)))
 }
 
-// collect rebuilds the promotion candidates and the GPU state histogram from the states.
+// collect rebuilds the promotion candidates and the GPU list from the states.
 func (b *nblock) collect(th int) {
 	b.cand = b.cand[:0]
 	b.gpuList = b.gpuList[:0]
-	b.ghist = [16]int32{}
 	for i, st := range b.s1 {
 		if b.loc[i] == 0 {
-			b.ghist[st]++
 			b.gpuList = append(b.gpuList, uint16(i))
 		} else if int(st) > th {
-			b.cand = append(b.cand, uint16(i))
+			b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
 		}
 	}
 	slices.Reverse(b.gpuList)
@@ -912,8 +941,7 @@ func (b *nblock) collect(th int) {
 // passPart is one worker's share of a block pass: a contiguous range of bins.
 type passPart struct {
 	comp                  [256]int32
-	cand                  []uint16
-	ghist                 [16]int32
+	cand                  []uint32
 	act, pred, tp, gpuAct int32
 }
 
@@ -921,11 +949,10 @@ type passPart struct {
 type passConst struct {
 	a, phi, sphi, be float32
 	kc               [256]float32
-	hasPar, oracle   bool
-	th               uint8
-	predTab          *[64]uint8
-	sPrev            []float32
-	aPrev            []uint8
+	hasPar           bool
+	tab              *[128]uint8
+	sPrev            *[1 << 16]float32
+	aPrev            *[1 << 16]uint8
 	sCur             []float32
 	aCur             []uint8
 	seed             uint64
@@ -960,23 +987,19 @@ func (ns *neuronSim) pass(b *nblock) {
 	c.phi = float32(sp.Phi)
 	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
-	c.predTab = &ns.predNoPar
+	c.tab = &ns.tabNoPar
 	if c.hasPar {
-		c.predTab = &ns.predPar
+		c.tab = &ns.tabPar
 	}
-	c.oracle = ns.oracle
-	c.th = uint8(ns.pol.HotThreshold)
 
 	// One pass over every bin: on two cores, splitting the bins over goroutines made a
-	// 70B step slower (60 ms against 40 ms), the gathers from the parent block's arrays
-	// being what bounds it.
+	// 70B step slower (60 ms against 40 ms).
 	pt := &ns.part
-	pt.comp, pt.ghist = [256]int32{}, [16]int32{}
+	pt.comp = [256]int32{}
 	pt.act, pt.pred, pt.tp, pt.gpuAct = 0, 0, 0, 0
 	pt.cand = b.cand[:0]
 	ns.passBins(b, &c, 0, len(b.bins), pt)
 	copy(b.comp, pt.comp[:])
-	b.ghist = pt.ghist
 	act, pred, tp, gpuAct := pt.act, pt.pred, pt.tp, pt.gpuAct
 	b.cand = pt.cand
 	pt.cand = nil
@@ -991,81 +1014,158 @@ func (ns *neuronSim) pass(b *nblock) {
 	b.sinc++
 	if b.id == ns.simBlock {
 		ns.similarity(c.aCur)
-		ns.correlation(b, c.aPrev, c.aCur)
+		ns.correlation(b, c.aPrev[:], c.aCur)
 	}
 }
 
-// passBins runs bins [from, to) of block b's pass into pt.
+// passBins runs bins [from, to) of block b's pass into pt, a run of at most zChunk
+// neurons at a time: the trace (traceRun), then the predictor (predictRun) and the window
+// counts, each its own tight loop over the run's arrays.
 func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
-	st := &ns.stateTab
 	kd := b.kind0
 	n := b.n
-	e, gap, clus, s1, loc, win := b.e[:n], b.gap[:n], b.clus[:n], b.s1[:n], b.loc[:n], b.win[:n]
 	par1, par2 := b.par1, b.par2
 	if !c.hasPar {
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
 		par1, par2 = ns.zeroPar[:n], ns.zeroPar[:n]
 	}
-	par1, par2 = par1[:n], par2[:n]
-	sPrev, aPrev, sCur, aCur := c.sPrev, c.aPrev, c.sCur[:n], c.aCur[:n]
-	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
-	kc := &c.kc
-	predTab := c.predTab
-	th := c.th
-	comp := &pt.comp
-	cand := pt.cand
-	oracle := c.oracle
-	var ghist [16]int32
+	zb, qb := &ns.zbuf, &ns.qbuf
+	nc := 0
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
 		g := wyrng{s: c.seed + uint64(bi)*0x9e3779b97f4a7c15}
-		var nAct, nPred, nTP, nGPU, stSum int32
-		var lc [256]uint16
-		for i := lo; i < hi; i++ {
-			ei := phi*e[i] + sphi*g.normal()
-			e[i] = ei
-			p1, p2 := par1[i], par2[i]
-			s := be*ei + kc[clus[i]] + a*(sPrev[p1]+sPrev[p2])
-			s2 := aPrev[p1] + aPrev[p2]
-			sCur[i] = s
-			act := b2u(s > gap[i])
-			aCur[i] = act
-			old := s1[i]
-			pred := predTab[(old*3+s2)&63]
-			if oracle {
-				pred = act
+		hc := &ns.hc
+		for c := range 4 {
+			clear(hc[c<<10 : c<<10+4*ns.locs])
+		}
+		var stSum int32
+		for j := lo; j < hi; j += zChunk {
+			m := min(zChunk, hi-j)
+			for k := 0; k < m; k += 5 {
+				r := g.u64()
+				zb[k] = normTab[r&(normSize-1)]
+				zb[k+1] = normTab[(r>>12)&(normSize-1)]
+				zb[k+2] = normTab[(r>>24)&(normSize-1)]
+				zb[k+3] = normTab[(r>>36)&(normSize-1)]
+				zb[k+4] = normTab[(r>>48)&(normSize-1)]
 			}
-			l := loc[i]
-			lc[l]++
-			comp[l] += int32(pred)
-			nPred += int32(pred)
-			nTP += int32(pred & act)
-			nAct += int32(act)
-			w := win[i]
-			win[i] = w + act&b2u(w < 255)
-			ns1 := st[(old*2+act)&31]
-			s1[i] = ns1
-			stSum += int32(ns1)
+			e := b.e[j : j+m]
+			traceRun(c, e, zb[:len(e)], b.gap[j:j+m], b.clus[j:j+m], par1[j:j+m], par2[j:j+m], c.sCur[j:j+m], c.aCur[j:j+m], qb[:len(e)])
+			s1 := b.s1[j : j+m]
+			nc = predictRun(c.tab, qb[:len(e)], s1, b.loc[j:j+m], hc, ns.candBuf, j, nc)
+			countWindow(b.win[j:j+m], c.aCur[j:j+m])
+			stSum += byteSum(s1)
+		}
+		// hc counts the neurons per location, predicted and active (index l·4 + pred·2 +
+		// act) in four interleaved copies.
+		lc := b.binLoc[bi*ns.locs : (bi+1)*ns.locs]
+		var nAct, nPred, nTP int32
+		for l := range lc {
+			var h [4]int32
+			for c := range 4 {
+				for x := range 4 {
+					h[x] += int32(hc[c<<10|l<<2|x])
+				}
+			}
+			lc[l] = uint16(h[0] + h[1] + h[2] + h[3])
+			pt.comp[l] += h[2] + h[3]
+			nPred += h[2] + h[3]
+			nAct += h[1] + h[3]
+			nTP += h[3]
 			if l == 0 {
-				// GPU copies are the hot prefix of the rank order: a predictable branch.
-				tGPUAct += int32(act)
-				nGPU++
-				ghist[ns1&15]++
-			} else if ns1 > th {
-				cand = append(cand, uint16(i))
+				tGPUAct += h[1] + h[3]
 			}
 		}
-		copy(b.binLoc[bi*ns.locs:(bi+1)*ns.locs], lc[:ns.locs])
-		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: uint16(nGPU), Active: uint16(nAct), Predicted: uint16(nPred),
+		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: lc[0], Active: uint16(nAct), Predicted: uint16(nPred),
 			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP), State: float32(stSum) / float32(max(1, hi-lo))}
 		tAct += nAct
 		tPred += nPred
 		tTP += nTP
 	}
-	pt.cand = cand
-	pt.ghist = ghist
+	pt.cand = append(pt.cand, ns.candBuf[:nc]...)
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
+}
+
+// traceRun draws the activations of a run of neurons for the current token (the
+// synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
+// neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
+// cluster's state and the latents of its two parents, and it fires when the latent
+// exceeds its gap. q gets the predictor's input, (parents active)·2 + active.
+func traceRun(c *passConst, e, z, gap []float32, clus []uint8, par1, par2 []uint16, sCur []float32, aCur, q []uint8) {
+	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
+	kc, sPrev, aPrev := &c.kc, c.sPrev, c.aPrev
+	z, gap, clus = z[:len(e)], gap[:len(e)], clus[:len(e)]
+	par1, par2, sCur, aCur, q = par1[:len(e)], par2[:len(e)], sCur[:len(e)], aCur[:len(e)], q[:len(e)]
+	for k := range e {
+		ei := phi*e[k] + sphi*z[k]
+		e[k] = ei
+		p1, p2 := par1[k], par2[k]
+		s := be*ei + kc[clus[k]] + a*(sPrev[p1]+sPrev[p2])
+		sCur[k] = s
+		act := b2u(s > gap[k])
+		aCur[k] = act
+		q[k] = (aPrev[p1]+aPrev[p2])*2 + act
+	}
+}
+
+// predictRun runs the lightweight predictor (§IV-C) over a run of neurons starting at
+// index base: the prediction from the state and the parents (s1 + λ·s2 against T), the
+// +4/−1 state update from the actual activation, the count per location, prediction and
+// activation into hc, and the off-GPU neurons turned hot (§IV-D), with their states, into
+// cand from nc on. It returns the new nc.
+func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []uint32, base, nc int) int {
+	s1, loc = s1[:len(q)], loc[:len(q)]
+	mask := len(cand) - 1
+	for k, qk := range q {
+		v := int(tab[(int(s1[k])*6+int(qk))&127])
+		s1[k] = uint8(v & 15)
+		l := int(loc[k])
+		// Four interleaved copies, so neighbours at one location do not wait on each other.
+		hc[(k&3)<<10|l<<2|(v>>3&2)|int(qk&1)]++
+		cand[nc&mask] = uint32(base+k) | uint32(v&15)<<16
+		nc += (v >> 5) & int(b2u(l != 0))
+	}
+	return nc
+}
+
+const (
+	lo8 = 0x0101010101010101
+	lo7 = 0x7f7f7f7f7f7f7f7f
+)
+
+// countWindow adds each neuron's activation to its count for the window, Algorithm 1's
+// A_i (§IV-E), eight neurons at a time, saturating at 255.
+func countWindow(win, act []uint8) {
+	act = act[:len(win)]
+	k := 0
+	for ; k+8 <= len(win); k += 8 {
+		w := binary.LittleEndian.Uint64(win[k:])
+		// 0x80 in the bytes of w that are 255 (no false positives: no borrows).
+		x := ^w
+		full := ^((x&lo7 + lo7) | x | lo7)
+		a := binary.LittleEndian.Uint64(act[k:]) &^ (full >> 7)
+		binary.LittleEndian.PutUint64(win[k:], w+a)
+	}
+	for ; k < len(win); k++ {
+		win[k] += act[k] & b2u(win[k] < 255)
+	}
+}
+
+// byteSum is the sum of the bytes of b (at most zChunk of them, each at most 15).
+func byteSum(b []uint8) int32 {
+	const lo16 = 0x00ff00ff00ff00ff
+	var acc uint64 // four 16-bit lanes, each growing by at most 30 a word
+	k := 0
+	for ; k+8 <= len(b); k += 8 {
+		w := binary.LittleEndian.Uint64(b[k:])
+		acc += w&lo16 + (w>>8)&lo16
+	}
+	s := int32(acc&0xffff + (acc>>16)&0xffff + (acc>>32)&0xffff + acc>>48)
+	for ; k < len(b); k++ {
+		s += int32(b[k])
+	}
+	return s
 }
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one
@@ -1135,49 +1235,38 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	if m <= 0 {
 		return 0
 	}
-	// The m best candidates by state, highest first (hotter rank first among equals):
-	// the states from 15 down to the level that holds m of them, in one pass.
-	var cnt [16]int
-	for _, c := range b.cand {
-		cnt[b.s1[c]]++
+	// The m best candidates by state, highest first (hotter rank first among equals), in
+	// one scan of the candidates keeping the first m of each state.
+	byCand := &ns.byCand
+	for s := range byCand {
+		byCand[s] = byCand[s][:0]
 	}
-	level, acc := 15, 0
-	for ; level > 0; level-- {
-		acc += cnt[level]
-		if acc >= m {
-			break
+	for _, c := range b.cand {
+		if s := c >> 16; len(byCand[s]) < m {
+			byCand[s] = append(byCand[s], uint16(c))
 		}
 	}
-	var byCand [16][]uint16
-	for _, c := range b.cand {
-		if s := b.s1[c]; int(s) >= level && len(byCand[s]) < m {
-			byCand[s] = append(byCand[s], c)
-		}
-	}
-	best := make([]uint16, 0, m)
-	for s := 15; s >= level && len(best) < m; s-- {
+	best := ns.best[:0]
+	for s := 15; s >= 0 && len(best) < m; s-- {
 		best = append(best, byCand[s][:min(len(byCand[s]), m-len(best))]...)
 	}
-	// Victims: the m lowest-state GPU residents, found by scanning the GPU list for states
-	// up to the level the histogram says holds m of them; among equal states the one met
-	// first in the list (which starts in descending rank order, colder first).
-	top := 0
-	for acc := int32(0); top < 15; top++ {
-		acc += b.ghist[top]
-		if acc >= int32(m) {
-			break
-		}
+	// Victims: the m lowest-state GPU residents, in one scan of the GPU list keeping the
+	// first m of each state; among equal states the one met first in the list (which
+	// starts in descending rank order, colder first).
+	byState := &ns.byState // positions in gpuList
+	for s := range byState {
+		byState[s] = byState[s][:0]
 	}
-	var byState [16][]int32 // positions in gpuList
 	for pos, i := range b.gpuList {
-		if s := b.s1[i]; int(s) <= top && len(byState[s]) < m {
+		if s := b.s1[i]; len(byState[s]) < m {
 			byState[s] = append(byState[s], int32(pos))
 		}
 	}
-	victims := make([]int32, 0, m)
-	for s := 0; s <= top && len(victims) < m; s++ {
+	victims := ns.victims[:0]
+	for s := 0; s < 16 && len(victims) < m; s++ {
 		victims = append(victims, byState[s][:min(len(byState[s]), m-len(victims))]...)
 	}
+	ns.best, ns.victims = best, victims
 	n := 0
 	for i, c := range best[:min(len(best), len(victims))] {
 		pos := victims[i]
@@ -1226,14 +1315,24 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	if J < 2 {
 		return res
 	}
+	// Z and the cold neurons active in the window, skipping eight silent ones at a time.
 	Z := make([]int32, J)
 	maxA := 0
-	for i, l := range b.loc {
-		if w := b.win[i]; l != 0 && w > 0 {
-			Z[l-1] += int32(w)
-			maxA = max(maxA, int(w))
+	active := ns.active[:0]
+	win, loc := b.win, b.loc[:len(b.win)]
+	for k := 0; k < len(win); k += 8 {
+		if k+8 <= len(win) && binary.LittleEndian.Uint64(win[k:]) == 0 {
+			continue
+		}
+		for i := k; i < min(k+8, len(win)); i++ {
+			if w, l := win[i], loc[i]; l != 0 && w > 0 {
+				Z[l-1] += int32(w)
+				maxA = max(maxA, int(w))
+				active = append(active, uint16(i))
+			}
 		}
 	}
+	ns.active = active
 	copy(res.before, Z)
 	ord := make([]int, J)
 	for j := range ord {
@@ -1252,12 +1351,9 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	for p := range buckets {
 		buckets[p] = make([][]uint16, maxA+1)
 	}
-	for i, l := range b.loc {
-		if l == 0 || b.win[i] == 0 {
-			continue
-		}
-		if p := heavy[l-1]; p >= 0 {
-			buckets[p][b.win[i]] = append(buckets[p][b.win[i]], uint16(i))
+	for _, i := range active {
+		if p := heavy[loc[i]-1]; p >= 0 {
+			buckets[p][win[i]] = append(buckets[p][win[i]], i)
 		}
 	}
 	for id := 0; id < J/2; id++ {

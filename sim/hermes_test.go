@@ -91,11 +91,27 @@ func TestPredictorState(t *testing.T) {
 		return ns
 	}
 	ge, gt := mk(">="), mk(">")
-	next := func(s, act int) int { return int(ge.stateTab[s*2+act]) }
-	for _, c := range []struct{ s, act, want int }{{7, 1, 11}, {10, 0, 9}, {14, 1, 15}, {15, 1, 15}, {0, 0, 0}, {1, 0, 0}, {3, 1, 7}} {
-		if got := next(c.s, c.act); got != c.want {
-			t.Errorf("state %d, activated %d → %d, want %d", c.s, c.act, got, c.want)
+	// The step tables' entry s1·6 + s2·2 + act: next state in bits 0–3, predicted in bit 4,
+	// next state above T_h in bit 5.
+	for _, c := range []struct{ s, act, want int }{{7, 1, 11}, {10, 0, 9}, {14, 1, 15}, {15, 1, 15}, {0, 0, 0}, {1, 0, 0}, {3, 1, 7}, {11, 0, 10}} {
+		for s2 := range 3 {
+			for _, tab := range []*[128]uint8{&ge.tabPar, &ge.tabNoPar} {
+				v := tab[c.s*6+s2*2+c.act]
+				if got := int(v & 15); got != c.want {
+					t.Errorf("state %d, activated %d → %d, want %d", c.s, c.act, got, c.want)
+				}
+				if hot := v>>5 == 1; hot != (c.want > 10) {
+					t.Errorf("state %d: hot %v, want state > T_h = 10", c.want, hot)
+				}
+			}
 		}
+	}
+	pred := func(tab *[128]uint8, s1, s2 int) bool {
+		p0, p1 := tab[s1*6+s2*2]>>4&1, tab[s1*6+s2*2+1]>>4&1
+		if p0 != p1 {
+			t.Errorf("s1=%d s2=%d: the prediction depends on the activation it predicts", s1, s2)
+		}
+		return p0 == 1
 	}
 	for _, c := range []struct {
 		s1, s2    int
@@ -105,13 +121,13 @@ func TestPredictorState(t *testing.T) {
 		{9, 1, true, false, false}, {10, 1, true, true, false}, {8, 1, false, false, false},
 		{3, 2, true, false, false}, {4, 2, true, true, false}, {0, 2, false, false, false},
 	} {
-		if got := ge.predPar[c.s1*3+c.s2] == 1; got != c.ge {
+		if got := pred(&ge.tabPar, c.s1, c.s2); got != c.ge {
 			t.Errorf("s1=%d s2=%d with ≥: predicted %v, want %v", c.s1, c.s2, got, c.ge)
 		}
-		if got := gt.predPar[c.s1*3+c.s2] == 1; got != c.gt {
+		if got := pred(&gt.tabPar, c.s1, c.s2); got != c.gt {
 			t.Errorf("s1=%d s2=%d with >: predicted %v, want %v", c.s1, c.s2, got, c.gt)
 		}
-		if got := ge.predNoPar[c.s1*3+c.s2] == 1; got != c.n {
+		if got := pred(&ge.tabNoPar, c.s1, c.s2); got != c.n {
 			t.Errorf("s1=%d in the first block: predicted %v, want %v (s1 > 10)", c.s1, got, c.n)
 		}
 	}
@@ -620,6 +636,40 @@ func TestMappersKeepTheBudget(t *testing.T) {
 		}
 		if m != MapperGreedy && held < budget-slack {
 			t.Errorf("%s: %g bytes on the GPU leave more than a neuron per block of the budget %g unused", m, held, budget)
+		}
+	}
+}
+
+// The word-at-a-time window count and byte sum agree with a neuron-at-a-time loop,
+// saturated counts and lengths that are not whole words included.
+func TestNeuronWordHelpers(t *testing.T) {
+	g := wyrng{s: 7}
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 640} {
+		win, act := make([]uint8, n), make([]uint8, n)
+		st := make([]uint8, n)
+		for i := range n {
+			r := g.u64()
+			win[i] = uint8(r)
+			if r>>8&3 == 0 {
+				win[i] = 255
+			}
+			act[i] = uint8(r>>10) & 1
+			st[i] = uint8(r>>11) & 15
+		}
+		want := slices.Clone(win)
+		var sum int32
+		for i := range n {
+			if act[i] == 1 && want[i] < 255 {
+				want[i]++
+			}
+			sum += int32(st[i])
+		}
+		countWindow(win, act)
+		if !slices.Equal(win, want) {
+			t.Errorf("n=%d: window counts %v, want %v", n, win, want)
+		}
+		if got := byteSum(st); got != sum {
+			t.Errorf("n=%d: byte sum %d, want %d", n, got, sum)
 		}
 	}
 }
