@@ -101,13 +101,18 @@ type Schedule struct {
 	Bubbles  []Bubble
 	Critical []int // after Finish: the critical path, span indices in time order
 
-	laneFree  []Time
-	laneLast  []int  // last span index on the lane, -1 if none
-	laneBusy  []Time // busy time of the lane so far, kept as spans are placed for Busy
-	stage     int    // current stage (ops arrive in non-decreasing stage order)
-	barrier   Time   // end of all ops of earlier stages
-	barrierBy int    // span that set the barrier
-	stageEnd  Time   // end of ops in the current stage so far
+	laneFree []Time
+	laneLast []int  // last span index on the lane, -1 if none
+	laneBusy []Time // busy time of the lane so far, kept as spans are placed for Busy
+	// laneIdle is each lane's idle time by cause inside the iteration (the bubbles of Add
+	// and Finish, which end by the makespan), kept as they are recorded for the bubble
+	// forensics; ownClock indexes the bubbles before AddAt spans, which may reach past it.
+	laneIdle  [][NumCauses]Time
+	ownClock  []int
+	stage     int  // current stage (ops arrive in non-decreasing stage order)
+	barrier   Time // end of all ops of earlier stages
+	barrierBy int  // span that set the barrier
+	stageEnd  Time // end of ops in the current stage so far
 	stageBy   int
 	makespan  Time
 	critical  int // span that ends last
@@ -129,6 +134,8 @@ func (s *Schedule) Reset(lanes []Lane) {
 	s.Spans, s.Bubbles, s.Critical = s.Spans[:0], s.Bubbles[:0], s.Critical[:0]
 	s.laneFree = append(s.laneFree[:0], make([]Time, len(lanes))...)
 	s.laneBusy = append(s.laneBusy[:0], make([]Time, len(lanes))...)
+	s.laneIdle = append(s.laneIdle[:0], make([][NumCauses]Time, len(lanes))...)
+	s.ownClock = s.ownClock[:0]
 	s.laneLast = s.laneLast[:0]
 	for range lanes {
 		s.laneLast = append(s.laneLast, -1)
@@ -161,6 +168,7 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 			cause = CauseTransfer
 		}
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: cause, Waited: waited})
+		s.laneIdle[op.Lane][cause] += gap
 	}
 	if start == 0 {
 		by = -1
@@ -204,6 +212,7 @@ func (s *Schedule) Finish() Time {
 			cause = CauseImbalance
 		}
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: l, Start: free, Dur: s.makespan - free, Cause: cause, Waited: s.critical})
+		s.laneIdle[l][cause] += s.makespan - free
 	}
 	s.Critical = s.Critical[:0]
 	for i := s.critical; i >= 0; i = s.Spans[i].By {
@@ -229,6 +238,7 @@ func (s *Schedule) AddAt(op Op, start Time) int {
 		start, by = s.laneFree[op.Lane], s.laneLast[op.Lane]
 	}
 	if gap := start - s.laneFree[op.Lane]; gap > 0 {
+		s.ownClock = append(s.ownClock, len(s.Bubbles))
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: CauseNoWork, Waited: -1})
 	}
 	idx := len(s.Spans)
