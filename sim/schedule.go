@@ -167,14 +167,13 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		if cause == CauseDependency && s.Lanes[s.Spans[waited].Lane].Transfer {
 			cause = CauseTransfer
 		}
-		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: cause, Waited: waited})
-		s.laneIdle[op.Lane][cause] += gap
+		s.idle(op.Lane, s.laneFree[op.Lane], gap, cause, waited)
 	}
 	if start == 0 {
 		by = -1
 	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
+	s.place(idx, &op, start, by)
 	end := start + op.Dur
 	s.laneFree[op.Lane] = end
 	s.laneLast[op.Lane] = idx
@@ -186,6 +185,34 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		s.makespan, s.critical = end, idx
 	}
 	return idx
+}
+
+// place appends op's span, at index idx. It writes field by field: a whole Op arrives in
+// registers and is spilled word by word, and copying it on as one block reads those words
+// back wider than they were written, which stalls the processor on every span placed.
+// Reslicing the spans in place, rather than assigning them anew, writes only their length.
+func (s *Schedule) place(idx int, op *Op, start Time, by int) {
+	if idx == cap(s.Spans) {
+		s.Spans = slices.Grow(s.Spans, 1)
+	}
+	s.Spans = s.Spans[:idx+1]
+	sp := &s.Spans[idx]
+	sp.Name, sp.Dur, sp.FLOPs, sp.Bytes = op.Name, op.Dur, op.FLOPs, op.Bytes
+	sp.Lane, sp.Stage, sp.Layer, sp.SubBatch = op.Lane, op.Stage, op.Layer, op.SubBatch
+	sp.Start, sp.By = start, by
+}
+
+// idle records a bubble inside the iteration and adds it to its lane's idle time. Like
+// place, it writes the bubble field by field, and only the bubbles' length.
+func (s *Schedule) idle(lane int, start, dur Time, cause BubbleCause, waited int) {
+	n := len(s.Bubbles)
+	if n == cap(s.Bubbles) {
+		s.Bubbles = slices.Grow(s.Bubbles, 1)
+	}
+	s.Bubbles = s.Bubbles[:n+1]
+	b := &s.Bubbles[n]
+	b.Lane, b.Start, b.Dur, b.Cause, b.Waited = lane, start, dur, cause, waited
+	s.laneIdle[lane][cause] += dur
 }
 
 // Finish closes the schedule: every lane's idle time up to the makespan becomes a bubble
@@ -211,8 +238,7 @@ func (s *Schedule) Finish() Time {
 		case s.Lanes[l].Group == group:
 			cause = CauseImbalance
 		}
-		s.Bubbles = append(s.Bubbles, Bubble{Lane: l, Start: free, Dur: s.makespan - free, Cause: cause, Waited: s.critical})
-		s.laneIdle[l][cause] += s.makespan - free
+		s.idle(l, free, s.makespan-free, cause, s.critical)
 	}
 	s.Critical = s.Critical[:0]
 	for i := s.critical; i >= 0; i = s.Spans[i].By {
@@ -242,7 +268,7 @@ func (s *Schedule) AddAt(op Op, start Time) int {
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: CauseNoWork, Waited: -1})
 	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
+	s.place(idx, &op, start, by)
 	s.laneFree[op.Lane] = start + op.Dur
 	s.laneLast[op.Lane] = idx
 	s.laneBusy[op.Lane] += op.Dur
