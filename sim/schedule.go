@@ -190,14 +190,20 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 // place appends op's span, at index idx. It writes field by field: a whole Op arrives in
 // registers and is spilled word by word, and copying it on as one block reads those words
 // back wider than they were written, which stalls the processor on every span placed.
-// Reslicing the spans in place, rather than assigning them anew, writes only their length.
+// Reslicing the spans in place, rather than assigning them anew, writes only their length,
+// and the name is written only when the reused slot holds another: planners lay out the
+// same ops iteration after iteration, and writing a pointer while the collector runs
+// costs a write barrier.
 func (s *Schedule) place(idx int, op *Op, start Time, by int) {
 	if idx == cap(s.Spans) {
 		s.Spans = slices.Grow(s.Spans, 1)
 	}
 	s.Spans = s.Spans[:idx+1]
 	sp := &s.Spans[idx]
-	sp.Name, sp.Dur, sp.FLOPs, sp.Bytes = op.Name, op.Dur, op.FLOPs, op.Bytes
+	if sp.Name != op.Name {
+		sp.Name = op.Name
+	}
+	sp.Dur, sp.FLOPs, sp.Bytes = op.Dur, op.FLOPs, op.Bytes
 	sp.Lane, sp.Stage, sp.Layer, sp.SubBatch = op.Lane, op.Stage, op.Layer, op.SubBatch
 	sp.Start, sp.By = start, by
 }
