@@ -19,11 +19,12 @@ func (c Causes) Sum() float64 {
 	return t
 }
 
-// bubbleForensics splits the idle time of the iteration of length t by cause. byGroup
-// gives each lane group's idle time per cause as a fraction of the group's lane-time
-// (lanes × t); its causes sum to bubbleByGroup's figure for the group unless a span of
-// the group runs past t (AddAt work beside the iteration), which bubbleByGroup counts as
-// busy time and here has no bubble, so the sum is higher by that overhang.
+// bubbleForensics splits the idle time of the iteration of length t (the finished
+// schedule's makespan) by cause. byGroup gives each lane group's idle time per cause as a
+// fraction of the group's lane-time (lanes × t); its causes sum to bubbleByGroup's figure
+// for the group unless a span of the group runs past t (AddAt work beside the iteration),
+// which bubbleByGroup counts as busy time and here has no bubble, so the sum is higher by
+// that overhang.
 //
 // share is the iteration's bubble share: idle lane-time other than no-work time, over the
 // lane-time the lanes could have used,
@@ -54,8 +55,17 @@ func bubbleForensics(s *Schedule, t Time) (byGroup map[string]Causes, share floa
 	}
 	idle := make([][NumCauses]Time, len(groups))
 	var total [NumCauses]Time
-	for _, b := range s.Bubbles {
-		if b.Start >= t || b.Lane < 0 || b.Lane >= len(s.Lanes) {
+	// The schedule summed each lane's bubbles inside the iteration as it recorded them;
+	// only those before work on its own clock may need cutting at t.
+	for l, c := range s.laneIdle {
+		for k, d := range c {
+			idle[of[l]][k] += d
+			total[k] += d
+		}
+	}
+	for _, i := range s.ownClock {
+		b := s.Bubbles[i]
+		if b.Start >= t {
 			continue
 		}
 		d := min(b.Start+b.Dur, t) - b.Start

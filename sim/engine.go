@@ -617,8 +617,11 @@ func (e *Engine) observe(it *iteration) *Snapshot {
 		st.batchSum += len(it.decode) + len(it.prefill)
 		st.time += iterT
 		st.iter.add(iterT, 1)
-		for _, sp := range s.Spans {
-			st.flops += sp.FLOPs
+		for i := range s.Spans {
+			// Most spans (transfers, PIM reads) do no FLOPs; adding 0 would leave the sum as it is.
+			if f := s.Spans[i].FLOPs; f != 0 {
+				st.flops += f
+			}
 		}
 		for k, v := range snap.Metrics.Util {
 			st.util[k] += v * float64(iterT)

@@ -86,14 +86,17 @@ func costOp(name string, lane int, c l3Cost, layer, sb int) Op {
 }
 
 func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
+	laid := false
 	if !p.built {
 		p.buildFixed(decode, prefill)
 		if p.lc.Attention == L3AttnHBMPIM && p.it.n == 2 {
-			p.splitIfItPays(decode, prefill)
+			laid = p.splitIfItPays(s, decode, prefill)
 		}
 	}
 	p.built = false
-	p.emit(s)
+	if !laid {
+		p.emit(s)
+	}
 	it := &p.it
 	for i := range it.n {
 		for _, ch := range it.sb[i].pre {
@@ -117,18 +120,24 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 // it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
 // replica the FC layers are bound by reading the weights, and a second sub-batch reads
 // them twice. Both plans are laid out on a scratch schedule and the shorter one is kept.
-func (p *l3) splitIfItPays(decode, prefill []*Request) {
+// When one batch wins, its scratch layout is the iteration's: it trades places with s
+// and splitIfItPays reports s laid out, so the plan is not laid out a third time.
+func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) (laid bool) {
 	two := p.trial()
 	p.single = true
 	p.buildFixed(decode, prefill)
-	if one := p.trial(); two < one {
-		p.single = false
-		p.buildFixed(decode, prefill)
-	}
+	one := p.trial()
 	p.single = false
+	if two < one {
+		p.buildFixed(decode, prefill)
+		return false
+	}
+	*s, *p.scratch = *p.scratch, *s
+	return true
 }
 
-// trial lays the planned iteration out on a scratch schedule and returns its length.
+// trial lays the planned iteration out on a scratch schedule and returns its length. The
+// layout is left open (not finished), as the engine leaves the iteration's schedule.
 func (p *l3) trial() Time {
 	if p.scratch == nil {
 		p.scratch = NewSchedule(p.lane, 0, 0)
@@ -136,7 +145,7 @@ func (p *l3) trial() Time {
 		p.scratch.Reset(p.lane)
 	}
 	p.emit(p.scratch)
-	return p.scratch.Finish()
+	return p.scratch.Makespan()
 }
 
 // emit lays the planned iteration's operations out on s.

@@ -101,12 +101,18 @@ type Schedule struct {
 	Bubbles  []Bubble
 	Critical []int // after Finish: the critical path, span indices in time order
 
-	laneFree  []Time
-	laneLast  []int // last span index on the lane, -1 if none
-	stage     int   // current stage (ops arrive in non-decreasing stage order)
-	barrier   Time  // end of all ops of earlier stages
-	barrierBy int   // span that set the barrier
-	stageEnd  Time  // end of ops in the current stage so far
+	laneFree []Time
+	laneLast []int  // last span index on the lane, -1 if none
+	laneBusy []Time // busy time of the lane so far, kept as spans are placed for Busy
+	// laneIdle is each lane's idle time by cause inside the iteration (the bubbles of Add
+	// and Finish, which end by the makespan), kept as they are recorded for the bubble
+	// forensics; ownClock indexes the bubbles before AddAt spans, which may reach past it.
+	laneIdle  [][NumCauses]Time
+	ownClock  []int
+	stage     int  // current stage (ops arrive in non-decreasing stage order)
+	barrier   Time // end of all ops of earlier stages
+	barrierBy int  // span that set the barrier
+	stageEnd  Time // end of ops in the current stage so far
 	stageBy   int
 	makespan  Time
 	critical  int // span that ends last
@@ -127,6 +133,9 @@ func (s *Schedule) Reset(lanes []Lane) {
 	s.Lanes = lanes
 	s.Spans, s.Bubbles, s.Critical = s.Spans[:0], s.Bubbles[:0], s.Critical[:0]
 	s.laneFree = append(s.laneFree[:0], make([]Time, len(lanes))...)
+	s.laneBusy = append(s.laneBusy[:0], make([]Time, len(lanes))...)
+	s.laneIdle = append(s.laneIdle[:0], make([][NumCauses]Time, len(lanes))...)
+	s.ownClock = s.ownClock[:0]
 	s.laneLast = s.laneLast[:0]
 	for range lanes {
 		s.laneLast = append(s.laneLast, -1)
@@ -158,16 +167,17 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		if cause == CauseDependency && s.Lanes[s.Spans[waited].Lane].Transfer {
 			cause = CauseTransfer
 		}
-		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: cause, Waited: waited})
+		s.idle(op.Lane, s.laneFree[op.Lane], gap, cause, waited)
 	}
 	if start == 0 {
 		by = -1
 	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
+	s.place(idx, &op, start, by)
 	end := start + op.Dur
 	s.laneFree[op.Lane] = end
 	s.laneLast[op.Lane] = idx
+	s.laneBusy[op.Lane] += op.Dur
 	if end > s.stageEnd || s.stageBy < 0 {
 		s.stageEnd, s.stageBy = end, idx
 	}
@@ -175,6 +185,40 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		s.makespan, s.critical = end, idx
 	}
 	return idx
+}
+
+// place appends op's span, at index idx. It writes field by field: a whole Op arrives in
+// registers and is spilled word by word, and copying it on as one block reads those words
+// back wider than they were written, which stalls the processor on every span placed.
+// Reslicing the spans in place, rather than assigning them anew, writes only their length,
+// and the name is written only when the reused slot holds another: planners lay out the
+// same ops iteration after iteration, and writing a pointer while the collector runs
+// costs a write barrier.
+func (s *Schedule) place(idx int, op *Op, start Time, by int) {
+	if idx == cap(s.Spans) {
+		s.Spans = slices.Grow(s.Spans, 1)
+	}
+	s.Spans = s.Spans[:idx+1]
+	sp := &s.Spans[idx]
+	if sp.Name != op.Name {
+		sp.Name = op.Name
+	}
+	sp.Dur, sp.FLOPs, sp.Bytes = op.Dur, op.FLOPs, op.Bytes
+	sp.Lane, sp.Stage, sp.Layer, sp.SubBatch = op.Lane, op.Stage, op.Layer, op.SubBatch
+	sp.Start, sp.By = start, by
+}
+
+// idle records a bubble inside the iteration and adds it to its lane's idle time. Like
+// place, it writes the bubble field by field, and only the bubbles' length.
+func (s *Schedule) idle(lane int, start, dur Time, cause BubbleCause, waited int) {
+	n := len(s.Bubbles)
+	if n == cap(s.Bubbles) {
+		s.Bubbles = slices.Grow(s.Bubbles, 1)
+	}
+	s.Bubbles = s.Bubbles[:n+1]
+	b := &s.Bubbles[n]
+	b.Lane, b.Start, b.Dur, b.Cause, b.Waited = lane, start, dur, cause, waited
+	s.laneIdle[lane][cause] += dur
 }
 
 // Finish closes the schedule: every lane's idle time up to the makespan becomes a bubble
@@ -200,7 +244,7 @@ func (s *Schedule) Finish() Time {
 		case s.Lanes[l].Group == group:
 			cause = CauseImbalance
 		}
-		s.Bubbles = append(s.Bubbles, Bubble{Lane: l, Start: free, Dur: s.makespan - free, Cause: cause, Waited: s.critical})
+		s.idle(l, free, s.makespan-free, cause, s.critical)
 	}
 	s.Critical = s.Critical[:0]
 	for i := s.critical; i >= 0; i = s.Spans[i].By {
@@ -210,14 +254,10 @@ func (s *Schedule) Finish() Time {
 	return s.makespan
 }
 
-// Busy returns each lane's busy time.
-func (s *Schedule) Busy() []Time {
-	b := make([]Time, len(s.Lanes))
-	for _, sp := range s.Spans {
-		b[sp.Lane] += sp.Dur
-	}
-	return b
-}
+// Busy returns each lane's busy time, summed as the spans were placed: observers read it
+// several times an iteration, and a pass over every span each time cost more than placing
+// them.
+func (s *Schedule) Busy() []Time { return slices.Clone(s.laneBusy) }
 
 // AddAt places op on its lane at a fixed start (or when the lane is next free, if later),
 // outside the dependency and barrier order: for work that runs on its own clock beside the
@@ -230,12 +270,14 @@ func (s *Schedule) AddAt(op Op, start Time) int {
 		start, by = s.laneFree[op.Lane], s.laneLast[op.Lane]
 	}
 	if gap := start - s.laneFree[op.Lane]; gap > 0 {
+		s.ownClock = append(s.ownClock, len(s.Bubbles))
 		s.Bubbles = append(s.Bubbles, Bubble{Lane: op.Lane, Start: s.laneFree[op.Lane], Dur: gap, Cause: CauseNoWork, Waited: -1})
 	}
 	idx := len(s.Spans)
-	s.Spans = append(s.Spans, Span{Op: op, Start: start, By: by})
+	s.place(idx, &op, start, by)
 	s.laneFree[op.Lane] = start + op.Dur
 	s.laneLast[op.Lane] = idx
+	s.laneBusy[op.Lane] += op.Dur
 	return idx
 }
 

@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestScheduleDependenciesAndBubbles(t *testing.T) {
 	s := NewSchedule([]Lane{{Name: "NPU", Group: "npu"}, {Name: "PIM", Group: "pim"}}, 8, 8)
@@ -178,5 +181,31 @@ func TestScheduleAddAtBy(t *testing.T) {
 	// admission does not hold back work on its own clock.
 	if b0 := s.Bubbles[0]; b0.Lane != 1 || b0.Cause != CauseNoWork || b0.Dur != 5 {
 		t.Fatalf("gap before AddAt work: %+v", b0)
+	}
+}
+
+// Add and AddAt copy an op onto its span field by field: every field of Op, including
+// one added later, must arrive.
+func TestSpanKeepsEveryOpField(t *testing.T) {
+	var op Op
+	v := reflect.ValueOf(&op).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("op " + v.Type().Field(i).Name)
+		case reflect.Float64:
+			f.SetFloat(float64(i) + 0.5)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i) + 1)
+		default:
+			t.Fatalf("Op.%s is a %s: set it here so the test checks it is copied", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	op.Lane = 1
+	s := NewSchedule([]Lane{{Name: "a"}, {Name: "b"}}, 0, 0)
+	i := s.Add(op)
+	j := s.AddAt(op, 1000)
+	if s.Spans[i].Op != op || s.Spans[j].Op != op {
+		t.Fatalf("spans %+v and %+v, want op %+v", s.Spans[i].Op, s.Spans[j].Op, op)
 	}
 }
