@@ -52,12 +52,13 @@ type jumper interface {
 	// request leaves or arrives: what it checks only tightens as the batch grows.
 	stuck() bool
 	// fragPeak is the KV cache's highest fragmentation over the next m iterations of
-	// running, each request one token longer per iteration; false when it cannot tell
-	// without stepping them.
-	fragPeak(running []*Request, m int) (float64, bool)
+	// running, each request of decode one token longer per iteration (the others wait);
+	// false when it cannot tell without stepping them.
+	fragPeak(running, decode []*Request, m int) (float64, bool)
 	// cycle is the period over whose residue classes the probed plan's durations are
-	// affine, and how many iterations from now they stay so, for decode.
-	cycle(decode []*Request) (period, limit int)
+	// affine, and how many iterations from now they stay so, for decode over a stretch of
+	// at most n iterations (a short stretch may have a shorter period).
+	cycle(decode []*Request, n int) (period, limit int)
 	// decided appends to sig the discrete decisions of the plan probe just laid out.
 	decided(sig []int32) []int32
 	// balance is the load imbalance observe just reported, as its numerator (the busiest
@@ -84,10 +85,11 @@ type sample struct {
 // stretch is a run of iterations whose samples are interpolated, each residue class j
 // (mod per) between a[j] and b[j].
 type stretch struct {
-	events  int  // the engine's event count when it began
-	batch   int  // requests decoding
-	kvStall bool // admission's KV stall, which the bubbles' causes depend on
-	k, n    int  // iterations done, in all
+	events  int    // the engine's event count when it began
+	batch   int    // requests decoding
+	id      [2]int // batchID of the requests decoding
+	kvStall bool   // admission's KV stall, which the bubbles' causes depend on
+	k, n    int    // iterations done, in all
 	per     int
 	a, b    []sample
 }
@@ -214,8 +216,11 @@ func sameShape(a, b sample) bool {
 	return true
 }
 
-// plainDecode is the running batch when every request decodes and nothing else runs, or
-// nil.
+// plainDecode is the iteration's decode batch when every running request is decoding and
+// nothing else runs, or nil. A system that fetches its decodes (L3 §5.3 step 1) may leave
+// some waiting for room: they hold their KV cache and take no token, and they keep waiting
+// until blocks are freed, which only an event does, since the others' growth only takes
+// room. The batch is then the fetched requests.
 func (e *Engine) plainDecode() []*Request {
 	for _, r := range e.running {
 		if r.Status != Running {
@@ -225,11 +230,21 @@ func (e *Engine) plainDecode() []*Request {
 	decode := slices.Clone(e.running)
 	if f, ok := e.sys.(decodeFetcher); ok {
 		decode = f.fetch(decode)
-		if len(decode) != len(e.running) {
+		if len(decode) == 0 {
 			return nil
 		}
 	}
 	return decode
+}
+
+// batchID identifies a decode batch among those a stretch may meet: its size and the sum of
+// its requests' IDs.
+func batchID(decode []*Request) [2]int {
+	id := [2]int{len(decode), 0}
+	for _, r := range decode {
+		id[1] += r.ID
+	}
+	return id
 }
 
 // startStretch, after an iteration has been stepped, looks for a stretch the next
@@ -260,7 +275,7 @@ func (e *Engine) startStretch(kvStall bool) {
 	}
 	// A preemption ends the stretch with the iteration whose KV growth does not fit.
 	n = min(n, e.sys.pool().growsFor(decode, n)+1)
-	per, limit := j.cycle(decode)
+	per, limit := j.cycle(decode, n)
 	n = min(n, limit)
 	// Below three periods the probes would cost more than the iterations they stand for.
 	shortest := max(minStretch, 3*per)
@@ -295,7 +310,7 @@ func (e *Engine) startStretch(kvStall bool) {
 			same = ok && sameShape(a[r], b[r])
 		}
 		if same {
-			e.jump = &stretch{events: e.events, batch: len(decode), kvStall: kvStall, n: n, per: per, a: a, b: b}
+			e.jump = &stretch{events: e.events, batch: len(decode), id: batchID(decode), kvStall: kvStall, n: n, per: per, a: a, b: b}
 			return
 		}
 		n /= 2
@@ -320,7 +335,7 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 		return nil, false
 	}
 	decode := e.plainDecode()
-	if len(decode) != st.batch {
+	if batchID(decode) != st.id {
 		e.jump = nil
 		return nil, false
 	}
@@ -407,7 +422,8 @@ func (e *Engine) kvPeaks() {
 // the planner's admission is stuck), no arrival, no preemption (every request's KV fits),
 // and all on one side of the warm-up.
 // Their clock, times and metrics advance one by one as the stretch interpolates them; the
-// requests take their tokens and their KV blocks at the end, as stepping leaves them.
+// decoding requests take their tokens and their KV blocks at the end, as stepping leaves
+// them, and those waiting for room stay as they are.
 func (e *Engine) bulk(st *stretch, it *iteration) {
 	j := e.sys.(jumper)
 	w := e.cfg.Workload
@@ -421,8 +437,8 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 	if e.step < w.Warmup {
 		m = min(m, w.Warmup-e.step)
 	}
-	m = e.sys.pool().growsFor(e.running, m)
-	peak, ok := j.fragPeak(e.running, m)
+	m = e.sys.pool().growsFor(it.decode, m)
+	peak, ok := j.fragPeak(e.running, it.decode, m)
 	if !ok || m < 1 {
 		return
 	}
@@ -437,9 +453,9 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 		done++
 	}
 	if done < m {
-		peak, _ = j.fragPeak(e.running, done)
+		peak, _ = j.fragPeak(e.running, it.decode, done)
 	}
-	for _, r := range e.running {
+	for _, r := range it.decode {
 		r.Generated += done
 		r.LastToken = e.now
 	}

@@ -644,21 +644,29 @@ func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
 // in steps of vTokens tokens (rankLayout.steps), so its read steps grow by a whole slot
 // every banks tokens: over the iterations of one residue class modulo both they are affine,
 // until a sequence passes the rank PU's buffer and its scores are read twice. Every other
-// cost (the rank PU's bytes, HBM-PIM's, the GPU's) is affine in the lengths.
-func (p *l3) cycle(decode []*Request) (period, limit int) {
+// cost (the rank PU's bytes, HBM-PIM's, the GPU's) is affine in the lengths. A stretch too
+// short for three such periods may still lie within every request's current K slot, where
+// only the V steps kink: there the period is vTokens. Once the host memory is full, the
+// requests that wait for room (§5.3 step 1) line up on slot boundaries and every stretch
+// between two of them is one slot long.
+func (p *l3) cycle(decode []*Request, n int) (period, limit int) {
 	if p.lc.Attention != L3AttnBankPIM {
 		return 1, math.MaxInt
 	}
 	l := p.layout
-	limit = math.MaxInt
-	if l.bufTokens > 0 {
-		for _, r := range decode {
-			if s := r.SeqLen(); s <= l.bufTokens {
-				limit = min(limit, l.bufTokens-s+1)
-			}
+	limit, slot := math.MaxInt, math.MaxInt
+	for _, r := range decode {
+		s := r.SeqLen()
+		if l.bufTokens > 0 && s <= l.bufTokens {
+			limit = min(limit, l.bufTokens-s+1)
 		}
+		slot = min(slot, ceilDiv(s, l.banks)*l.banks-s+1)
 	}
-	return l.banks / gcd(l.banks, l.vTokens) * l.vTokens, limit
+	period = l.banks / gcd(l.banks, l.vTokens) * l.vTokens
+	if n < 3*period && l.vTokens < period {
+		return l.vTokens, min(limit, slot)
+	}
+	return period, limit
 }
 
 func gcd(a, b int) int {
@@ -749,10 +757,10 @@ func (p *l3) stuck() bool { return p.lc.Attention != L3AttnCPU }
 
 // fragPeak: a GPU-resident request of s tokens holds 2L⌈s/bt⌉ blocks of which s/bt are
 // live per layer and K or V (in the host DIMMs, 2L·heads slots of bt = banks tokens), so
-// over the next iterations the live share grows by one token a request and the blocks for
-// each request whose length crosses a block boundary: those with s ≡ 0 (mod bt) before
-// the token.
-func (p *l3) fragPeak(running []*Request, m int) (float64, bool) {
+// over the next iterations the live share grows by one token a decoding request and the
+// blocks for each decoding request whose length crosses a block boundary: those with
+// s ≡ 0 (mod bt) before the token. A request waiting for room holds what it holds.
+func (p *l3) fragPeak(running, decode []*Request, m int) (float64, bool) {
 	bt := max(1, p.lc.GPU.KVBlockTokens)
 	if p.lc.hostKV() {
 		bt = p.lc.Host.BanksPerRank()
@@ -766,11 +774,13 @@ func (p *l3) fragPeak(running []*Request, m int) (float64, bool) {
 		s := r.SeqLen()
 		live += s
 		slots += bt * ceilDiv(s, bt)
-		cross[mod(1-s, bt)]++
+	}
+	for _, r := range decode {
+		cross[mod(1-r.SeqLen(), bt)]++
 	}
 	peak := 0.0
 	for i := 1; i <= m; i++ {
-		live += len(running)
+		live += len(decode)
 		slots += bt * cross[i%bt]
 		if slots > 0 {
 			peak = max(peak, 1-float64(live)/float64(slots))
