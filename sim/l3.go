@@ -49,14 +49,14 @@ type l3 struct {
 	rsBusy, rsRecv, rsWork []Time // per rankset, this iteration (for the views)
 	bankUse                []float64
 	prefillSkip            bool
-	refused                bool      // the last admit left a request waiting for KV space
-	fetched                bool      // this iteration's decoding requests are fetched (fetchDecodes)
-	starved                bool      // a decoding request waits for room this iteration
-	exhausted              bool      // not one decoding request could take its next token this iteration
-	single                 bool      // plan this iteration as one batch (HBM-PIM: splitting does not pay)
-	scratch                *Schedule // where splitIfItPays lays out the plans it compares
-	balTop, balMean        float64   // the host's load imbalance, busiest rank over mean (observeBanks)
-	balAt                  int       // the busiest rank: channel × ranksets + rankset
+	refused                bool         // the last admit left a request waiting for KV space
+	fetched                bool         // this iteration's decoding requests are fetched (fetchDecodes)
+	starved                bool         // a decoding request waits for room this iteration
+	exhausted              bool         // not one decoding request could take its next token this iteration
+	single                 bool         // plan this iteration as one batch (HBM-PIM: splitting does not pay)
+	scratch                [2]*Schedule // where splitIfItPays lays out the plans it compares
+	balTop, balMean        float64      // the host's load imbalance, busiest rank over mean (observeBanks)
+	balAt                  int          // the busiest rank: channel × ranksets + rankset
 }
 
 // l3Req is what the planner keeps per admitted request.

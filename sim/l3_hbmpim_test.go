@@ -37,10 +37,10 @@ func TestHBMPIMSplitsOnlyWhereItPays(t *testing.T) {
 		// Lay out the next iteration both ways, as the planner will compare them.
 		p := e.sys.(*l3)
 		p.buildFixed(e.running, nil)
-		two := p.trial()
+		two := p.trial(0)
 		p.single = true
 		p.buildFixed(e.running, nil)
-		one := p.trial()
+		one := p.trial(1)
 		p.single, p.built = false, false
 		if (two < one) != tc.split {
 			t.Fatalf("%d requests at %g TB/s: two sub-batches take %v, one batch %v", tc.requests, tc.tbps, two, one)

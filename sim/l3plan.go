@@ -90,7 +90,8 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	if !p.built {
 		p.buildFixed(decode, prefill)
 		if p.lc.Attention == L3AttnHBMPIM && p.it.n == 2 {
-			laid = p.splitIfItPays(s, decode, prefill)
+			p.splitIfItPays(s, decode, prefill)
+			laid = true
 		}
 	}
 	p.built = false
@@ -119,33 +120,32 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 // the iteration shorter than one batch, as NeuPIMs/AttAcc-style systems split only where
 // it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
 // replica the FC layers are bound by reading the weights, and a second sub-batch reads
-// them twice. Both plans are laid out on a scratch schedule and the shorter one is kept.
-// When one batch wins, its scratch layout is the iteration's: it trades places with s
-// and splitIfItPays reports s laid out, so the plan is not laid out a third time.
-func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) (laid bool) {
-	two := p.trial()
+// them twice. Both plans are laid out on scratch schedules and the shorter one is kept:
+// its layout is the iteration's, so it trades places with s.
+func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) {
+	two := p.trial(0)
 	p.single = true
 	p.buildFixed(decode, prefill)
-	one := p.trial()
+	one := p.trial(1)
 	p.single = false
+	won := 1
 	if two < one {
 		p.buildFixed(decode, prefill)
-		return false
+		won = 0
 	}
-	*s, *p.scratch = *p.scratch, *s
-	return true
+	*s, *p.scratch[won] = *p.scratch[won], *s
 }
 
-// trial lays the planned iteration out on a scratch schedule and returns its length. The
+// trial lays the planned iteration out on scratch schedule i and returns its length. The
 // layout is left open (not finished), as the engine leaves the iteration's schedule.
-func (p *l3) trial() Time {
-	if p.scratch == nil {
-		p.scratch = NewSchedule(p.lane, 0, 0)
+func (p *l3) trial(i int) Time {
+	if p.scratch[i] == nil {
+		p.scratch[i] = NewSchedule(p.lane, 0, 0)
 	} else {
-		p.scratch.Reset(p.lane)
+		p.scratch[i].Reset(p.lane)
 	}
-	p.emit(p.scratch)
-	return p.scratch.Makespan()
+	p.emit(p.scratch[i])
+	return p.scratch[i].Makespan()
 }
 
 // emit lays the planned iteration's operations out on s.
