@@ -527,6 +527,11 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 		g.Reason = fmt.Sprintf("CPU offload: the host CPU streams the KV cache over the %d DDR4 channels at %.0f GB/s; the DIMMs have no processing units", h.Channels, h.CPUBandwidthGBps)
 		return
 	}
+	p.rankBalance(snap)
+	if p.cfg.Jump {
+		// A headless run reads the load imbalance only.
+		return
+	}
 	T := float64(snap.IterTime)
 	banks := h.BanksPerRank()
 	g.RowKind, g.ColKind = "channel", "bank"
@@ -566,8 +571,6 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			owner[st.off], longest[st.off] = rq.ID, rq.SeqLen()
 		}
 	}
-	var mx, sum float64
-	at := -1
 	for c := range p.nch {
 		share := float64(p.nh[c]) / float64(p.maxNh)
 		var rowBusy float64
@@ -575,11 +578,6 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			b := float64(busy[p.laneAtt+r]) / T * share
 			recv := float64(p.rsRecv[r]) / T
 			rowBusy += b
-			w := float64(p.rsBusy[r]) * float64(p.nh[c])
-			if w > mx {
-				mx, at = w, c*p.nrs+r
-			}
-			sum += w
 			rankPU.Busy[c*p.nrs+r] = min(1, b)
 			for k := range banks {
 				i := c*g.Cols + r*banks + k
@@ -591,6 +589,22 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 			}
 		}
 		g.RowNotes[c] = fmt.Sprintf("%d heads/layer · PIM %.0f%%", p.nh[c], 100*rowBusy/float64(p.nrs))
+	}
+}
+
+// rankBalance reports the host's load imbalance: the busiest rank's attention load (its
+// rankset's busy time × its channel's heads) over the mean rank's.
+func (p *l3) rankBalance(snap *Snapshot) {
+	var mx, sum float64
+	at := -1
+	for c := range p.nch {
+		for r := range p.nrs {
+			w := float64(p.rsBusy[r]) * float64(p.nh[c])
+			if w > mx {
+				mx, at = w, c*p.nrs+r
+			}
+			sum += w
+		}
 	}
 	p.balTop, p.balMean, p.balAt = mx, sum/float64(p.nch*p.nrs), at
 	if sum > 0 {
@@ -809,6 +823,12 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 		if kv.Capacity > 0 {
 			snap.Metrics.KVUtil = float64(kv.Used) / float64(kv.Capacity)
 		}
+		return
+	}
+	if p.cfg.Jump {
+		// A headless run reads the counts and the fragmentation only.
+		kv.Used, kv.Fragmentation, snap.Metrics.KVUtil = p.kvStats(running)
+		kv.Reserved = kv.Used
 		return
 	}
 	banks := p.lc.Host.BanksPerRank()
