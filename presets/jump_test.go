@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/pimtui/pimtui/presets/internal/testutil"
@@ -159,6 +161,62 @@ func TestJumpEqualsStepping(t *testing.T) {
 			if mustJump[name] && jumped == 0 {
 				t.Errorf("%s never jumped in %d configurations", name, per)
 			}
+		})
+	}
+}
+
+// largestDiff is the largest relative difference between two results' numbers and the
+// field where it is.
+func largestDiff(path string, want, got any) (float64, string) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		top, at := 0.0, ""
+		for k, v := range w {
+			if d, f := largestDiff(path+"."+k, v, g[k]); d > top {
+				top, at = d, f
+			}
+		}
+		return top, at
+	case float64:
+		if g, ok := got.(float64); ok && g != w {
+			return math.Abs(g-w) / max(math.Abs(w), math.Abs(g)), path
+		}
+	}
+	return 0, ""
+}
+
+// TestWholeRunJumpEqualsStepping runs the whole runs BenchmarkWholeRun times (1,000
+// requests, no step limit) of the presets PIMTUI_WHOLE names (comma-separated), stepping
+// and jumping, and requires the same result; it logs the largest relative difference.
+// Stepping a whole run takes from half a minute (l3) to five (hbm-pim), so it runs only
+// when asked:
+//
+//	PIMTUI_WHOLE=l3,rank-pim go test ./presets -run TestWholeRunJumpEqualsStepping -v -timeout 0
+func TestWholeRunJumpEqualsStepping(t *testing.T) {
+	names := os.Getenv("PIMTUI_WHOLE")
+	if names == "" {
+		t.Skip("PIMTUI_WHOLE names no preset")
+	}
+	runs := wholeRuns()
+	for _, name := range strings.Split(names, ",") {
+		t.Run(name, func(t *testing.T) {
+			cfg := presetConfig(t, name, append([]string{"workload.requests=1000", "workload.steps=0"}, runs[name]...)...)
+			cfg.Recycle = true
+			want, _, err := runTo(t, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Jump = true
+			got, n, err := runTo(t, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := sameResult("result", want, got); d != "" {
+				t.Errorf("%d iterations jumped: %s", n, d)
+			}
+			d, at := largestDiff("result", want, got)
+			t.Logf("%s: %v of %v iterations jumped; largest relative difference %.2g (%s)", name, n, want["iterations"], d, at)
 		})
 	}
 }
