@@ -46,13 +46,21 @@ func jumpConfigs(t *testing.T, name string, n int, rng *rand.Rand) []sim.Config 
 			steps = 10 + rng.IntN(20)
 		}
 		if f.Family == "l3" {
-			// OPT-66B as the paper runs it, or GPT3-175B in GPUs just large enough for
-			// its weights and host DIMMs of a few tens of GiB, where the KV cache fills,
-			// admission stalls, decodes wait for room and requests are preempted within a
-			// stretch.
-			if rng.IntN(2) == 0 {
+			// OPT-66B as the paper runs it; OPT-66B in host DIMMs of a few tens of GiB,
+			// where, as in the paper's whole runs once the 2 TiB fill, the decodes that
+			// wait for room line up on K-slot boundaries and each stretch is one slot
+			// long; or GPT3-175B in GPUs just large enough for its weights and host DIMMs
+			// of a few tens of GiB, where the KV cache fills, admission stalls, decodes
+			// wait for room and requests are preempted within a stretch.
+			switch rng.IntN(3) {
+			case 0:
 				edits = append(edits, "model.name=opt-66b")
-			} else {
+			case 1:
+				edits = append(edits, "model.name=opt-66b", fmt.Sprintf("l3.host.capacity_gib=%d", 12+rng.IntN(28)),
+					fmt.Sprintf("workload.input_len=%d", 64+rng.IntN(512)), fmt.Sprintf("workload.output_len=%d", 256+rng.IntN(512)),
+					fmt.Sprintf("workload.batch=%d", 16+rng.IntN(48)), fmt.Sprintf("workload.requests=%d", 32+rng.IntN(64)))
+				steps = 400 + rng.IntN(800)
+			default:
 				edits = append(edits, fmt.Sprintf("l3.gpu.capacity_gib=%.1f", 45+5*rng.Float64()),
 					fmt.Sprintf("l3.host.capacity_gib=%d", 16+rng.IntN(48)),
 					fmt.Sprintf("workload.input_len=%d", 64+rng.IntN(512)), fmt.Sprintf("workload.output_len=%d", 64+rng.IntN(512)),
