@@ -19,7 +19,7 @@ const jumpTol = 1e-9
 
 // denseHermes are the Hermes family's presets that track no neurons, so they step fast
 // and jump.
-var denseHermes = map[string]bool{"accelerate": true, "flexgen": true}
+var denseHermes = map[string]bool{"hermes-base": true, "accelerate": true, "flexgen": true}
 
 // jumpConfigs draws n random configurations of preset name: its own workload or fixed
 // lengths, a few requests, a batch, a seed, a warm-up and a step limit small enough to
@@ -178,5 +178,35 @@ func TestJumpEqualsStepping(t *testing.T) {
 				t.Errorf("%s never jumped in %d configurations", name, per)
 			}
 		})
+	}
+}
+
+// TestDenseHermesJumpWholeRequests checks that the Hermes family's dense presets, run end
+// to end on OPT-13B, jump every request's decode but the iterations around its prompt:
+// Hermes-base's softmax cycles there repeat only every 256 tokens, longer than a request,
+// so the engine must follow them as a staircase rather than by residue classes.
+func TestDenseHermesJumpWholeRequests(t *testing.T) {
+	for name := range denseHermes {
+		f, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range []string{"model.name=opt-13b", "workload.requests=4", "workload.steps=0"} {
+			if err := f.Set(kv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, err := Build(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Recycle, cfg.Jump = true, true
+		got, n, err := runTo(t, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iters := got["iterations"].(float64); float64(n) < 0.95*iters {
+			t.Errorf("%s jumped %d of %v iterations, want at least 95%%", name, n, iters)
+		}
 	}
 }

@@ -309,13 +309,23 @@ type hplan struct {
 
 func (h *hermes) add(p *hplan, op Op, layer int, deps ...int) int {
 	op.Layer = layer
-	d := deps[:0:0]
-	for _, x := range deps {
-		if x >= 0 {
-			d = append(d, x)
+	return p.s.Add(op, present(deps)...)
+}
+
+// present is deps without the absent ones (−1): deps itself when none is absent.
+func present(deps []int) []int {
+	for i, x := range deps {
+		if x < 0 {
+			d := append(make([]int, 0, len(deps)-1), deps[:i]...)
+			for _, y := range deps[i+1:] {
+				if y >= 0 {
+					d = append(d, y)
+				}
+			}
+			return d
 		}
 	}
-	return p.s.Add(op, d...)
+	return deps
 }
 
 func (h *hermes) gpuOp(name string, bytes, flops float64) Op {
@@ -451,8 +461,8 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 		attnF[j] = 4 * ctx * float64(nh) * group * float64(sh.HeadDim)
 		if h.host {
 			attnF[j] += 5 * ctx * float64(nh) * group // softmax on the CPU
-		} else if u := h.hc.NDP.ActivationUnits; u > 0 {
-			soft[j] = Cycles(math.Ceil(ctx*float64(nh)*group/float64(u)), h.hc.NDP.ClockGHz)
+		} else if h.hc.NDP.ActivationUnits > 0 {
+			soft[j] = Cycles(h.softmaxCycles(ctx, nh), h.hc.NDP.ClockGHz)
 		}
 	}
 	projOp := h.gpuOp("Proj", sh.ProjParams()*prec+fB*float64(h.qDim+sh.DModel)*prec, 2*fB*sh.ProjParams())
@@ -538,6 +548,13 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 	p.last = h.add(p, h.pcieOp("token", 4*fB), L-1, lm)
 }
 
+// softmaxCycles is the cycles a DIMM's activation unit takes for the softmax of its nh KV
+// heads' query groups over ctx tokens in all, one score per lane and cycle (§IV-B).
+func (h *hermes) softmaxCycles(ctx float64, nh int) float64 {
+	group := float64(h.sh.Heads) / float64(h.sh.KVHeads)
+	return math.Ceil(ctx * float64(nh) * group / float64(h.hc.NDP.ActivationUnits))
+}
+
 // windowBlocks are the blocks whose promotions and remaps run in layer l's projection
 // window: MLP(l), which runs next, and QKV(l+1) (QKV(0) of the next token after the last
 // layer).
@@ -556,9 +573,9 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 	kind := bid % 2
 	n, by := h.nQKV, h.bQKV
 	outW := h.qDim + 2*h.kvDim
-	name := "QKV"
+	hot, cold := "QKV hot", "QKV cold"
 	if kind == kindMLP {
-		n, by, outW, name = h.nMLP, h.bMLP, sh.DModel, "MLP"
+		n, by, outW, hot, cold = h.nMLP, h.bMLP, sh.DModel, "MLP hot", "MLP cold"
 	}
 	var gpuN int
 	homeN := make([]int, h.J)
@@ -584,7 +601,7 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 	if gpuN > 0 {
 		si := h.add(p, h.pcieOp("sync in", in), layer, after)
 		gb := float64(gpuN) * by
-		g := h.add(p, h.gpuOp(name+" hot", gb, fB*gb), layer, si, copyOp)
+		g := h.add(p, h.gpuOp(hot, gb, fB*gb), layer, si, copyOp)
 		h.gpuBytes += gb
 		ends = append(ends, h.add(p, h.pcieOp("sync out", fB*float64(outW)*prec), layer, g))
 	}
@@ -604,7 +621,7 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 			continue
 		}
 		bb := float64(c) * by
-		ends = append(ends, h.add(p, h.homeOp(j, name+" cold", bb, fB*bb, 0), layer, after, remapOp))
+		ends = append(ends, h.add(p, h.homeOp(j, cold, bb, fB*bb, 0), layer, after, remapOp))
 		h.homeBytes[j] += bb
 		h.coldBytes[j] += bb
 		h.homeFlops[j] += fB * bb

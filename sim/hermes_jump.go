@@ -58,6 +58,31 @@ func (h *hermes) cycle(decode []*Request) (period, limit int) {
 	return period, math.MaxInt
 }
 
+// stairs: the softmax cycles of a DIMM holding the most KV heads (every DIMM's, when the
+// heads split evenly); nil when the DIMMs hold different numbers of heads, whose counts
+// step at different iterations, or none run the softmax on an activation unit.
+func (h *hermes) stairs(decode []*Request, n int) []int {
+	if h.ns != nil || h.host || h.hc.NDP.ActivationUnits <= 0 {
+		return nil
+	}
+	nh := 0
+	for _, c := range h.kvHeadOn {
+		if c > 0 && nh > 0 && c != nh {
+			return nil
+		}
+		nh = max(nh, c)
+	}
+	ys := make([]int, n)
+	for k := range ys {
+		var ctx float64
+		for _, r := range decode {
+			ctx += float64(r.seqLenAt(k))
+		}
+		ys[k] = int(h.softmaxCycles(ctx, nh))
+	}
+	return ys
+}
+
 // decided: Hermes-base's placement of every FC layer is fixed when it starts.
 func (h *hermes) decided(sig []int32) []int32 { return sig }
 
