@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -796,6 +795,16 @@ func (s *hbSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 	if s.attnMean > 0 {
 		snap.Metrics.LoadImbalance = float64(s.attnMax) / s.attnMean
 	}
+	if s.cfg.Jump {
+		// A headless run reads only the metrics and the KV cache's counts: no bank grid,
+		// no holders.
+		m := &snap.KV
+		m.Used, m.Capacity, m.Fragmentation = s.kv.usedBlocks(running), s.kv.locs*s.kv.capacity, s.kv.fragmentation()
+		if m.Capacity > 0 {
+			snap.Metrics.KVUtil = float64(m.Used) / float64(m.Capacity)
+		}
+		return
+	}
 
 	// Bank grid: one row per PE (row-major over the mesh), one column per bank it owns,
 	// grouped by die. Every bank of a PE is accessed evenly by its tile fetches.
@@ -882,12 +891,7 @@ func (s *hbSystem) peNote(p int) string {
 func heliosKVMap(m *KVMap, k *heliosKV, running []*Request, label func(int) string, notes []string) {
 	m.Locations = make([]KVLocation, k.locs)
 	count := make([]int, k.locs)
-	held := func(q *kvReq, p int) bool {
-		if k.policy == AllocStaticModule {
-			return slices.Contains(q.mods, k.locMod[p])
-		}
-		return q.blocks[p] > 0
-	}
+	held := k.held
 	total := 0
 	for _, r := range running {
 		if q := k.reqs[r.ID]; q != nil {
@@ -918,20 +922,10 @@ func heliosKVMap(m *KVMap, k *heliosKV, running []*Request, label func(int) stri
 				continue
 			}
 			t := k.tokensAt(q, p)
-			var blocks, resv, last int
-			if k.policy == AllocStaticModule {
-				for _, md := range q.mods {
-					if k.locMod[p] == md {
-						resv += k.reserve
-					}
-				}
-				blocks = ceilDiv(t, k.b)
-			} else {
-				blocks = int(q.blocks[p])
-				resv = blocks
-				if q.last == p {
-					last = q.lastFill
-				}
+			blocks, resv := k.holding(q, p)
+			last := 0
+			if k.policy != AllocStaticModule && q.last == p {
+				last = q.lastFill
 			}
 			fill := 0.0
 			if blocks > 0 {
