@@ -22,6 +22,15 @@ import (
 // blocks; with the non-tiled flow (Stratum, the HB-non-Tiled baseline) each KV head lives
 // on a module of PEs: QKᵀ over a slice of the context, the scores all-gathered in the
 // module, a full softmax on the vector unit, then P·V over a slice of the head dimension.
+//
+// It plans every iteration, even headless (it is no jumper, sim/jump.go). Under the spatial
+// policy a request's new tokens move to another PE whenever its last block fills, the PE
+// Algorithm 2 picks from its running state, and at the defaults the KV cache gains a block
+// in most iterations: the slowest PE at the attention barrier and the slope of each PE's
+// load change at nearly every one, and a probe could not stand for the placements without
+// making them. Under either policy a request joins or retires every five or six iterations
+// at the defaults, so stretches of eight or more hold about half the iterations, and a
+// prompt's KV cache arrives from the prefill instance on its own clock.
 type hbSystem struct {
 	cfg  *Config
 	sh   Shard
