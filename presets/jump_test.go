@@ -187,26 +187,16 @@ func TestJumpEqualsStepping(t *testing.T) {
 // so the engine must follow them as a staircase rather than by residue classes.
 func TestDenseHermesJumpWholeRequests(t *testing.T) {
 	for name := range denseHermes {
-		f, err := Get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range []string{"model.name=opt-13b", "workload.requests=4", "workload.steps=0"} {
-			if err := f.Set(kv); err != nil {
+		e := benchEngine(t, name, true, []string{"model.name=opt-13b", "workload.requests=4", "workload.steps=0"})
+		for {
+			if _, err := e.Step(); errors.Is(err, sim.ErrDone) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 		}
-		cfg, err := Build(f, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Recycle, cfg.Jump = true, true
-		got, n, err := runTo(t, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if iters := got["iterations"].(float64); float64(n) < 0.95*iters {
-			t.Errorf("%s jumped %d of %v iterations, want at least 95%%", name, n, iters)
+		if n, iters := e.Jumped(), e.Result().Iterations; float64(n) < 0.95*float64(iters) {
+			t.Errorf("%s jumped %d of %d iterations, want at least 95%%", name, n, iters)
 		}
 	}
 }
