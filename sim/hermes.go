@@ -305,6 +305,8 @@ func (h *hermes) admit(cands, _ []*Request) []bool {
 type hplan struct {
 	s    *Schedule
 	last int // the op the next layer waits for (−1: none)
+	// scratch of sparseBlock: each home location's neurons, the ops the merge waits for
+	homeN, ends []int
 }
 
 func (h *hermes) add(p *hplan, op Op, layer int, deps ...int) int {
@@ -341,7 +343,7 @@ func (h *hermes) homeOp(j int, name string, bytes, flops float64, extra Time) Op
 }
 
 func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
-	p := &hplan{s: s, last: -1}
+	p := &hplan{s: s, last: -1, homeN: make([]int, h.J)}
 	clear(h.homeBytes)
 	clear(h.coldBytes)
 	clear(h.homeFlops)
@@ -473,11 +475,12 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 	}
 	h.tokens++
 	remapDue := ns != nil && pol.Remap && !h.host && h.J > 1 && pol.Window > 0
+	att := make([]int, 0, h.J)
 	for l := range L {
 		// QKV block.
 		qkv := h.sparseBlock(p, 2*l, l, fB, prev, -1, -1)
 		// Attention on the DIMMs (or the CPU) holding the KV heads.
-		att := make([]int, 0, h.J)
+		att = att[:0]
 		for j := range h.J {
 			if attnB[j] == 0 {
 				continue
@@ -578,7 +581,8 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		n, by, outW, hot, cold = h.nMLP, h.bMLP, sh.DModel, "MLP hot", "MLP cold"
 	}
 	var gpuN int
-	homeN := make([]int, h.J)
+	homeN := p.homeN
+	clear(homeN)
 	if h.ns != nil {
 		b := h.ns.blocks[bid]
 		h.ns.pass(b)
@@ -597,7 +601,7 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		}
 	}
 	in := fB * float64(sh.DModel) * prec
-	var ends []int
+	ends := p.ends[:0]
 	if gpuN > 0 {
 		si := h.add(p, h.pcieOp("sync in", in), layer, after)
 		gb := float64(gpuN) * by
@@ -626,6 +630,7 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		h.coldBytes[j] += bb
 		h.homeFlops[j] += fB * bb
 	}
+	p.ends = ends
 	if len(ends) == 0 {
 		return after
 	}
@@ -665,6 +670,13 @@ func (h *hermes) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	}
 	if h.blkMean > 0 {
 		snap.Metrics.LoadImbalance = h.blkMax / h.blkMean
+	}
+	if h.cfg.Jump {
+		// A headless run reads only the metrics and the KV cache's counts: no bank grid,
+		// no KV map, no neuron view.
+		snap.KV.Used, snap.KV.Capacity = h.kv.totals()
+		_, snap.KV.Fragmentation, snap.Metrics.KVUtil = h.kvStats(running)
+		return
 	}
 	h.observeBanks(snap, busy, T, sec)
 	h.observeKV(snap, running)
