@@ -7,7 +7,8 @@ import "math"
 // layer whole on the GPU or split evenly over the DIMMs (§V-A), Accelerate and FlexGen
 // copy the same tensors every token (§V-A), and only attention reads the growing KV cache,
 // in bytes and FLOPs affine in the lengths. The planners keep no state a plan changes but
-// Hermes' token count, which only the neuron view shows.
+// Hermes' token count, which only the neuron view shows: a probe restores it, and the
+// iterations a headless run jumps, with no view, leave it behind.
 //
 // With neuron tracking (Hermes, Hermes-host, Deja Vu) every token draws each block's
 // activated neurons at random and moves neurons between the GPU and the DIMMs (promotion,
