@@ -16,7 +16,7 @@ func engineFor(b *testing.B, name string, edit ...string) *sim.Engine {
 
 // benchEngine builds preset name's headless engine with edits, jumping from event to
 // event or not.
-func benchEngine(b *testing.B, name string, jump bool, edits []string) *sim.Engine {
+func benchEngine(b testing.TB, name string, jump bool, edits []string) *sim.Engine {
 	b.Helper()
 	f, err := Get(name)
 	if err != nil {

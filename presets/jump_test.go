@@ -19,6 +19,10 @@ import (
 // fractions), whose error is a picosecond per span of an iteration over its whole time.
 const jumpTol = 1e-9
 
+// denseHermes are the Hermes family's presets that track no neurons, so they step fast
+// and jump.
+var denseHermes = map[string]bool{"hermes-base": true, "accelerate": true, "flexgen": true}
+
 // jumpConfigs draws n random configurations of preset name: its own workload or fixed
 // lengths, a few requests, a batch, a seed, a warm-up and a step limit small enough to
 // step every iteration in milliseconds.
@@ -43,7 +47,18 @@ func jumpConfigs(t *testing.T, name string, n int, rng *rand.Rand) []sim.Config 
 		}
 		if f.Family == "hermes" {
 			edits = append(edits, "model.name="+invLightModels[rng.IntN(len(invLightModels))])
-			steps = 10 + rng.IntN(20)
+			if !denseHermes[name] {
+				steps = 10 + rng.IntN(20) // every token draws every neuron
+			} else {
+				// The dataset's lengths, so requests retire at different iterations, and
+				// Poisson arrivals, which admit within a stretch.
+				if rng.IntN(2) == 0 {
+					edits = append(edits, "workload.input_len=0", "workload.output_len=0")
+				}
+				if rng.IntN(2) == 0 {
+					edits = append(edits, "workload.arrival=poisson", fmt.Sprintf("workload.rate_per_s=%.2f", 0.5+4*rng.Float64()))
+				}
+			}
 		}
 		if f.Family == "l3" {
 			// OPT-66B as the paper runs it; OPT-66B in host DIMMs of a few tens of GiB,
@@ -146,6 +161,9 @@ func TestJumpEqualsStepping(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(20, 11))
 	mustJump := map[string]bool{"hbm-pim": true, "gpu-dgx": true, "cpu-offload": true}
+	for n := range denseHermes {
+		mustJump[n] = true
+	}
 	if !testutil.Quick() {
 		// The one configuration of the quick form may be one whose host DIMMs are full
 		// throughout, where decodes wait for room every iteration and nothing can jump.
@@ -226,5 +244,25 @@ func TestWholeRunJumpEqualsStepping(t *testing.T) {
 			d, at := largestDiff("result", want, got)
 			t.Logf("%s: %v of %v iterations jumped; largest relative difference %.2g (%s)", name, n, want["iterations"], d, at)
 		})
+	}
+}
+
+// TestDenseHermesJumpWholeRequests checks that the Hermes family's dense presets, run end
+// to end on OPT-13B, jump every request's decode but the iterations around its prompt:
+// Hermes-base's softmax cycles there repeat only every 256 tokens, longer than a request,
+// so the engine must follow them as a staircase rather than by residue classes.
+func TestDenseHermesJumpWholeRequests(t *testing.T) {
+	for name := range denseHermes {
+		e := benchEngine(t, name, true, []string{"model.name=opt-13b", "workload.requests=4", "workload.steps=0"})
+		for {
+			if _, err := e.Step(); errors.Is(err, sim.ErrDone) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, iters := e.Jumped(), e.Result().Iterations; float64(n) < 0.95*float64(iters) {
+			t.Errorf("%s jumped %d of %d iterations, want at least 95%%", name, n, iters)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -23,6 +22,15 @@ import (
 // blocks; with the non-tiled flow (Stratum, the HB-non-Tiled baseline) each KV head lives
 // on a module of PEs: QKᵀ over a slice of the context, the scores all-gathered in the
 // module, a full softmax on the vector unit, then P·V over a slice of the head dimension.
+//
+// It plans every iteration, even headless (it is no jumper, sim/jump.go). Under the spatial
+// policy a request's new tokens move to another PE whenever its last block fills, the PE
+// Algorithm 2 picks from its running state, and at the defaults the KV cache gains a block
+// in most iterations: the slowest PE at the attention barrier and the slope of each PE's
+// load change at nearly every one, and a probe could not stand for the placements without
+// making them. Under either policy a request joins or retires every five or six iterations
+// at the defaults, so stretches of eight or more hold about half the iterations, and a
+// prompt's KV cache arrives from the prefill instance on its own clock.
 type hbSystem struct {
 	cfg  *Config
 	sh   Shard
@@ -796,6 +804,16 @@ func (s *hbSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 	if s.attnMean > 0 {
 		snap.Metrics.LoadImbalance = float64(s.attnMax) / s.attnMean
 	}
+	if s.cfg.Jump {
+		// A headless run reads only the metrics and the KV cache's counts: no bank grid,
+		// no holders.
+		m := &snap.KV
+		m.Used, m.Capacity, m.Fragmentation = s.kv.usedBlocks(running), s.kv.locs*s.kv.capacity, s.kv.fragmentation()
+		if m.Capacity > 0 {
+			snap.Metrics.KVUtil = float64(m.Used) / float64(m.Capacity)
+		}
+		return
+	}
 
 	// Bank grid: one row per PE (row-major over the mesh), one column per bank it owns,
 	// grouped by die. Every bank of a PE is accessed evenly by its tile fetches.
@@ -882,12 +900,7 @@ func (s *hbSystem) peNote(p int) string {
 func heliosKVMap(m *KVMap, k *heliosKV, running []*Request, label func(int) string, notes []string) {
 	m.Locations = make([]KVLocation, k.locs)
 	count := make([]int, k.locs)
-	held := func(q *kvReq, p int) bool {
-		if k.policy == AllocStaticModule {
-			return slices.Contains(q.mods, k.locMod[p])
-		}
-		return q.blocks[p] > 0
-	}
+	held := k.held
 	total := 0
 	for _, r := range running {
 		if q := k.reqs[r.ID]; q != nil {
@@ -918,20 +931,10 @@ func heliosKVMap(m *KVMap, k *heliosKV, running []*Request, label func(int) stri
 				continue
 			}
 			t := k.tokensAt(q, p)
-			var blocks, resv, last int
-			if k.policy == AllocStaticModule {
-				for _, md := range q.mods {
-					if k.locMod[p] == md {
-						resv += k.reserve
-					}
-				}
-				blocks = ceilDiv(t, k.b)
-			} else {
-				blocks = int(q.blocks[p])
-				resv = blocks
-				if q.last == p {
-					last = q.lastFill
-				}
+			blocks, resv := k.holding(q, p)
+			last := 0
+			if k.policy != AllocStaticModule && q.last == p {
+				last = q.lastFill
 			}
 			fill := 0.0
 			if blocks > 0 {

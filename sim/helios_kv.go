@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // heliosKV is the HeLioS family's KV-cache manager over locations: the PEs of an
 // HB-Device (row-major on a side×side mesh) or the HBM cubes of a GPU.
@@ -537,4 +540,44 @@ func (k *heliosKV) describe() string {
 		return "balanced only: fewest tokens first (Algorithm 2 without its spatial tie-breaks)"
 	}
 	return "spatially aware (Algorithm 2): balanced tokens, full blocks to the edge, last blocks to the centre"
+}
+
+// held reports whether request q keeps KV blocks at location p.
+func (k *heliosKV) held(q *kvReq, p int) bool {
+	if k.policy == AllocStaticModule {
+		return slices.Contains(q.mods, k.locMod[p])
+	}
+	return q.blocks[p] > 0
+}
+
+// holding is the blocks q fills at location p and the blocks it keeps there: under the
+// static policy its tokens' blocks within the context reserved for each of its heads
+// there, otherwise the blocks Algorithm 2 gave it.
+func (k *heliosKV) holding(q *kvReq, p int) (blocks, resv int) {
+	if k.policy != AllocStaticModule {
+		return int(q.blocks[p]), int(q.blocks[p])
+	}
+	for _, md := range q.mods {
+		if k.locMod[p] == md {
+			resv += k.reserve
+		}
+	}
+	return ceilDiv(k.tokensAt(q, p), k.b), resv
+}
+
+// usedBlocks is the blocks the running requests fill, as the KV map counts them.
+func (k *heliosKV) usedBlocks(running []*Request) (used int) {
+	for _, r := range running {
+		q := k.reqs[r.ID]
+		if q == nil {
+			continue
+		}
+		for p := range k.locs {
+			if k.held(q, p) {
+				b, _ := k.holding(q, p)
+				used += b
+			}
+		}
+	}
+	return used
 }

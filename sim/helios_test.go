@@ -797,3 +797,45 @@ func TestNMPBaselines(t *testing.T) {
 		t.Fatalf("In-die cube %g FLOP/s", n.CubeFLOPS())
 	}
 }
+
+// TestHBHeadlessSnapshotsCountKV checks that a headless HB-Device run (Config.Jump) skips
+// the bank grid and the KV holders, which only the explorer shows, and reports the KV
+// counts the result reads exactly as the full KV map does, for the spatial and the static
+// policies, over iterations where blocks are added and requests retire.
+func TestHBHeadlessSnapshotsCountKV(t *testing.T) {
+	for _, alloc := range []string{AllocSpatial, AllocStaticModule} {
+		var steps [2][]*Snapshot
+		for i, jump := range []bool{false, true} {
+			c := testHeLioS()
+			c.HeLioS.KV.Alloc = alloc
+			c.Workload.Requests, c.Workload.Dataset.OutMax = 24, 40
+			c.Jump = jump
+			e, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 60 {
+				s, err := e.Step()
+				if err != nil {
+					break
+				}
+				steps[i] = append(steps[i], s)
+			}
+		}
+		if len(steps[0]) != len(steps[1]) || len(steps[0]) < 40 {
+			t.Fatalf("%s: %d stepped and %d headless iterations", alloc, len(steps[0]), len(steps[1]))
+		}
+		for i, full := range steps[0] {
+			bare := steps[1][i]
+			if len(bare.Banks.PIM) > 0 || len(bare.KV.Locations) > 0 || len(full.Banks.PIM) == 0 {
+				t.Fatalf("%s iteration %d: headless grid %d cells, %d KV locations; full grid %d cells", alloc, i, len(bare.Banks.PIM), len(bare.KV.Locations), len(full.Banks.PIM))
+			}
+			if bare.KV.Used != full.KV.Used || bare.KV.Capacity != full.KV.Capacity || bare.KV.Fragmentation != full.KV.Fragmentation ||
+				bare.Metrics.KVUtil != full.Metrics.KVUtil || bare.Metrics.LoadImbalance != full.Metrics.LoadImbalance {
+				t.Fatalf("%s iteration %d: headless KV %d/%d frag %v util %v imbalance %v, full %d/%d frag %v util %v imbalance %v", alloc, i,
+					bare.KV.Used, bare.KV.Capacity, bare.KV.Fragmentation, bare.Metrics.KVUtil, bare.Metrics.LoadImbalance,
+					full.KV.Used, full.KV.Capacity, full.KV.Fragmentation, full.Metrics.KVUtil, full.Metrics.LoadImbalance)
+			}
+		}
+	}
+}

@@ -305,17 +305,29 @@ func (h *hermes) admit(cands, _ []*Request) []bool {
 type hplan struct {
 	s    *Schedule
 	last int // the op the next layer waits for (−1: none)
+	// scratch of sparseBlock: each home location's neurons, the ops the merge waits for
+	homeN, ends []int
 }
 
 func (h *hermes) add(p *hplan, op Op, layer int, deps ...int) int {
 	op.Layer = layer
-	d := deps[:0:0]
-	for _, x := range deps {
-		if x >= 0 {
-			d = append(d, x)
+	return p.s.Add(op, present(deps)...)
+}
+
+// present is deps without the absent ones (−1): deps itself when none is absent.
+func present(deps []int) []int {
+	for i, x := range deps {
+		if x < 0 {
+			d := append(make([]int, 0, len(deps)-1), deps[:i]...)
+			for _, y := range deps[i+1:] {
+				if y >= 0 {
+					d = append(d, y)
+				}
+			}
+			return d
 		}
 	}
-	return p.s.Add(op, d...)
+	return deps
 }
 
 func (h *hermes) gpuOp(name string, bytes, flops float64) Op {
@@ -331,7 +343,7 @@ func (h *hermes) homeOp(j int, name string, bytes, flops float64, extra Time) Op
 }
 
 func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
-	p := &hplan{s: s, last: -1}
+	p := &hplan{s: s, last: -1, homeN: make([]int, h.J)}
 	clear(h.homeBytes)
 	clear(h.coldBytes)
 	clear(h.homeFlops)
@@ -451,8 +463,8 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 		attnF[j] = 4 * ctx * float64(nh) * group * float64(sh.HeadDim)
 		if h.host {
 			attnF[j] += 5 * ctx * float64(nh) * group // softmax on the CPU
-		} else if u := h.hc.NDP.ActivationUnits; u > 0 {
-			soft[j] = Cycles(math.Ceil(ctx*float64(nh)*group/float64(u)), h.hc.NDP.ClockGHz)
+		} else if h.hc.NDP.ActivationUnits > 0 {
+			soft[j] = Cycles(h.softmaxCycles(ctx, nh), h.hc.NDP.ClockGHz)
 		}
 	}
 	projOp := h.gpuOp("Proj", sh.ProjParams()*prec+fB*float64(h.qDim+sh.DModel)*prec, 2*fB*sh.ProjParams())
@@ -463,11 +475,12 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 	}
 	h.tokens++
 	remapDue := ns != nil && pol.Remap && !h.host && h.J > 1 && pol.Window > 0
+	att := make([]int, 0, h.J)
 	for l := range L {
 		// QKV block.
 		qkv := h.sparseBlock(p, 2*l, l, fB, prev, -1, -1)
 		// Attention on the DIMMs (or the CPU) holding the KV heads.
-		att := make([]int, 0, h.J)
+		att = att[:0]
 		for j := range h.J {
 			if attnB[j] == 0 {
 				continue
@@ -538,6 +551,13 @@ func (h *hermes) planDecode(p *hplan, decode []*Request) {
 	p.last = h.add(p, h.pcieOp("token", 4*fB), L-1, lm)
 }
 
+// softmaxCycles is the cycles a DIMM's activation unit takes for the softmax of its nh KV
+// heads' query groups over ctx tokens in all, one score per lane and cycle (§IV-B).
+func (h *hermes) softmaxCycles(ctx float64, nh int) float64 {
+	group := float64(h.sh.Heads) / float64(h.sh.KVHeads)
+	return math.Ceil(ctx * float64(nh) * group / float64(h.hc.NDP.ActivationUnits))
+}
+
 // windowBlocks are the blocks whose promotions and remaps run in layer l's projection
 // window: MLP(l), which runs next, and QKV(l+1) (QKV(0) of the next token after the last
 // layer).
@@ -556,12 +576,13 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 	kind := bid % 2
 	n, by := h.nQKV, h.bQKV
 	outW := h.qDim + 2*h.kvDim
-	name := "QKV"
+	hot, cold := "QKV hot", "QKV cold"
 	if kind == kindMLP {
-		n, by, outW, name = h.nMLP, h.bMLP, sh.DModel, "MLP"
+		n, by, outW, hot, cold = h.nMLP, h.bMLP, sh.DModel, "MLP hot", "MLP cold"
 	}
 	var gpuN int
-	homeN := make([]int, h.J)
+	homeN := p.homeN
+	clear(homeN)
 	if h.ns != nil {
 		b := h.ns.blocks[bid]
 		h.ns.pass(b)
@@ -580,11 +601,11 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		}
 	}
 	in := fB * float64(sh.DModel) * prec
-	var ends []int
+	ends := p.ends[:0]
 	if gpuN > 0 {
 		si := h.add(p, h.pcieOp("sync in", in), layer, after)
 		gb := float64(gpuN) * by
-		g := h.add(p, h.gpuOp(name+" hot", gb, fB*gb), layer, si, copyOp)
+		g := h.add(p, h.gpuOp(hot, gb, fB*gb), layer, si, copyOp)
 		h.gpuBytes += gb
 		ends = append(ends, h.add(p, h.pcieOp("sync out", fB*float64(outW)*prec), layer, g))
 	}
@@ -604,11 +625,12 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 			continue
 		}
 		bb := float64(c) * by
-		ends = append(ends, h.add(p, h.homeOp(j, name+" cold", bb, fB*bb, 0), layer, after, remapOp))
+		ends = append(ends, h.add(p, h.homeOp(j, cold, bb, fB*bb, 0), layer, after, remapOp))
 		h.homeBytes[j] += bb
 		h.coldBytes[j] += bb
 		h.homeFlops[j] += fB * bb
 	}
+	p.ends = ends
 	if len(ends) == 0 {
 		return after
 	}
@@ -648,6 +670,13 @@ func (h *hermes) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	}
 	if h.blkMean > 0 {
 		snap.Metrics.LoadImbalance = h.blkMax / h.blkMean
+	}
+	if h.cfg.Jump {
+		// A headless run reads only the metrics and the KV cache's counts: no bank grid,
+		// no KV map, no neuron view.
+		snap.KV.Used, snap.KV.Capacity = h.kv.totals()
+		_, snap.KV.Fragmentation, snap.Metrics.KVUtil = h.kvStats(running)
+		return
 	}
 	h.observeBanks(snap, busy, T, sec)
 	h.observeKV(snap, running)

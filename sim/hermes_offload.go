@@ -293,13 +293,7 @@ func (o *offload) add(s *Schedule, op Op, layer int, deps ...int) int {
 	if op.Lane == offLaneGPU {
 		o.gpuBytes += op.Bytes
 	}
-	d := deps[:0:0]
-	for _, x := range deps {
-		if x >= 0 {
-			d = append(d, x)
-		}
-	}
-	return s.Add(op, d...)
+	return s.Add(op, present(deps)...)
 }
 
 func (o *offload) gpuOp(name string, bytes, flops float64) Op {

@@ -83,7 +83,8 @@ type sample struct {
 }
 
 // stretch is a run of iterations whose samples are interpolated, each residue class j
-// (mod per) between a[j] and b[j].
+// (mod per) between a[j] and b[j], or, over a staircase ys (jump_stairs.go), on the plane
+// through a[0], b[0] and c.
 type stretch struct {
 	events  int    // the engine's event count when it began
 	batch   int    // requests decoding
@@ -92,6 +93,9 @@ type stretch struct {
 	k, n    int    // iterations done, in all
 	per     int
 	a, b    []sample
+	c       sample
+	ys      []int
+	plane   plane
 }
 
 // signature is what must not change over a stretch for its times to be affine: each
@@ -165,28 +169,28 @@ func within(x, y float64, spans int) bool {
 	return math.Abs(x-y) <= 1e-9*max(math.Abs(x), math.Abs(y))+float64(spans)
 }
 
-// affine reports whether m, the sample at fraction f of the way from a to b, lies on the
-// line between them, with the same schedule shape.
-func affine(a, m, b sample, f float64) bool {
-	if !sameShape(a, m) || !sameShape(a, b) {
+// onPlane reports whether m lies where a + f·(b − a) + g·(c − a) puts it (on the line
+// from a to b when c is a), with the same schedule shape.
+func onPlane(a, b, c, m sample, f, g float64) bool {
+	if !sameShape(a, m) || !sameShape(a, b) || !sameShape(a, c) {
 		return false
 	}
-	lerp := func(x, y float64) float64 { return x + (y-x)*f }
-	if !within(float64(m.t), lerp(float64(a.t), float64(b.t)), a.spans) || !within(m.flops, lerp(a.flops, b.flops), a.spans) ||
-		!within(m.top, lerp(a.top, b.top), a.spans) || !within(m.mean, lerp(a.mean, b.mean), a.spans) {
+	lerp := func(x, y, z float64) float64 { return x + (y-x)*f + (z-x)*g }
+	if !within(float64(m.t), lerp(float64(a.t), float64(b.t), float64(c.t)), a.spans) || !within(m.flops, lerp(a.flops, b.flops, c.flops), a.spans) ||
+		!within(m.top, lerp(a.top, b.top, c.top), a.spans) || !within(m.mean, lerp(a.mean, b.mean, c.mean), a.spans) {
 		return false
 	}
-	for _, mp := range [][3]map[string]float64{{a.util, m.util, b.util}, {a.bubble, m.bubble, b.bubble}} {
+	for _, mp := range [][4]map[string]float64{{a.util, m.util, b.util, c.util}, {a.bubble, m.bubble, b.bubble, c.bubble}} {
 		for k, x := range mp[0] {
-			if !within(mp[1][k], lerp(x, mp[2][k]), a.spans) {
+			if !within(mp[1][k], lerp(x, mp[2][k], mp[3][k]), a.spans) {
 				return false
 			}
 		}
 	}
 	for k, x := range a.cause {
-		y, z := m.cause[k], b.cause[k]
+		y, z, w := m.cause[k], b.cause[k], c.cause[k]
 		for i := range x {
-			if !within(y[i], lerp(x[i], z[i]), a.spans) {
+			if !within(y[i], lerp(x[i], z[i], w[i]), a.spans) {
 				return false
 			}
 		}
@@ -277,6 +281,12 @@ func (e *Engine) startStretch(kvStall bool) {
 	n = min(n, e.sys.pool().growsFor(decode, n)+1)
 	per, limit := j.cycle(decode, n)
 	n = min(n, limit)
+	if sj, ok := j.(stairer); ok && n >= minStretch {
+		if ys := sj.stairs(decode, n); ys != nil {
+			e.stairStretch(j, decode, ys, kvStall)
+			return
+		}
+	}
 	// Below three periods the probes would cost more than the iterations they stand for.
 	shortest := max(minStretch, 3*per)
 	if n < shortest {
@@ -298,7 +308,7 @@ func (e *Engine) startStretch(kvStall bool) {
 		if m, ok = e.sampleAt(j, decode, mid*per, kvStall); !ok {
 			break
 		}
-		same := affine(a[0], m, b[0], float64(mid)/float64(q))
+		same := onPlane(a[0], b[0], a[0], m, float64(mid)/float64(q), 0)
 		for r := 1; r < per && same; r++ {
 			if r == probed {
 				a[r], ok = e.sampleAt(j, decode, r, kvStall)
@@ -367,13 +377,16 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 // and metrics to the run's, as observe adds a stepped one's; the caller gives its tokens.
 func (e *Engine) tick(st *stretch) Time {
 	r := st.k % st.per
-	a, b := &st.a[r], &st.b[r]
-	f := 0.0
-	if q := lastOf(r, st.n, st.per) / st.per; q > 0 {
+	a, b, c := &st.a[r], &st.b[r], &st.a[r]
+	var f, g float64
+	if st.ys != nil {
+		c = &st.c
+		f, g = st.plane.weights(st.k, st.ys[st.k])
+	} else if q := lastOf(r, st.n, st.per) / st.per; q > 0 {
 		f = float64(st.k/st.per) / float64(q)
 	}
-	lerp := func(x, y float64) float64 { return x + (y-x)*f }
-	t := a.t + Time(math.Round(float64(b.t-a.t)*f))
+	lerp := func(x, y, z float64) float64 { return x + (y-x)*f + (z-x)*g }
+	t := a.t + Time(math.Round(float64(b.t-a.t)*f+float64(c.t-a.t)*g))
 	e.now += t
 	e.step++
 	st.k++
@@ -386,22 +399,22 @@ func (e *Engine) tick(st *stretch) Time {
 	s.batchSum += st.batch
 	s.time += t
 	s.iter.add(t, 1)
-	s.flops += lerp(a.flops, b.flops)
+	s.flops += lerp(a.flops, b.flops, c.flops)
 	for k, x := range a.util {
-		s.util[k] += lerp(x, b.util[k])
+		s.util[k] += lerp(x, b.util[k], c.util[k])
 	}
 	for k, x := range a.bubble {
-		s.bubble[k] += lerp(x, b.bubble[k])
+		s.bubble[k] += lerp(x, b.bubble[k], c.bubble[k])
 	}
 	for k, x := range a.cause {
-		c, y := s.cause[k], b.cause[k]
-		for i := range c {
-			c[i] += lerp(x[i], y[i])
+		sum, y, z := s.cause[k], b.cause[k], c.cause[k]
+		for i := range sum {
+			sum[i] += lerp(x[i], y[i], z[i])
 		}
-		s.cause[k] = c
+		s.cause[k] = sum
 	}
 	if a.mean > 0 {
-		s.imbalance += lerp(a.top, b.top) / lerp(a.mean, b.mean)
+		s.imbalance += lerp(a.top, b.top, c.top) / lerp(a.mean, b.mean, c.mean)
 		s.imbalanceN++
 	}
 	return t

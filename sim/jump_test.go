@@ -20,16 +20,16 @@ func TestAffineRejectsKinks(t *testing.T) {
 			cause: map[string]Causes{"gpu": {CauseTail: float64(tt) - busy}}, sig: sig, spans: 3}
 	}
 	a, b := mk(1_000_000, 500_000, 1, 2), mk(2_000_000, 900_000, 1, 2)
-	if !affine(a, mk(1_500_002, 700_001, 1, 2), b, 0.5) {
+	if !onPlane(a, b, a, mk(1_500_002, 700_001, 1, 2), 0.5, 0) {
 		t.Error("a midpoint within a picosecond per span was refused")
 	}
-	if affine(a, mk(1_500_100, 700_000, 1, 2), b, 0.5) {
+	if onPlane(a, b, a, mk(1_500_100, 700_000, 1, 2), 0.5, 0) {
 		t.Error("a midpoint 100 ps off the line was accepted")
 	}
-	if affine(a, mk(1_500_000, 700_000, 1, 3), b, 0.5) {
+	if onPlane(a, b, a, mk(1_500_000, 700_000, 1, 3), 0.5, 0) {
 		t.Error("a midpoint with another schedule shape was accepted")
 	}
-	if affine(a, mk(1_500_000, 700_000, 1, 2), mk(2_000_000, 900_000, 2, 2), 0.5) {
+	if onPlane(a, mk(2_000_000, 900_000, 2, 2), a, mk(1_500_000, 700_000, 1, 2), 0.5, 0) {
 		t.Error("ends with different schedule shapes were accepted")
 	}
 }

@@ -224,3 +224,26 @@ func (p *kvPool) growsFor(running []*Request, m int) int {
 	}
 	return lo
 }
+
+// fragAhead is the highest fragmentation over the next m iterations of running, each
+// request one token longer per iteration and holding the blocks its length needs, as
+// fragmentation computes it with perTok live bytes a token.
+func (p *kvPool) fragAhead(running []*Request, m int, blockBytes, perTok float64) float64 {
+	peak := 0.0
+	for i := 1; i <= m; i++ {
+		var liveSum, allocSum float64
+		for _, r := range running {
+			if r.Loc < 0 {
+				continue
+			}
+			n := r.seqLenAt(i)
+			k, v := p.blocks(n)
+			liveSum += float64(n) * perTok
+			allocSum += float64(k+v) * blockBytes
+		}
+		if allocSum > 0 {
+			peak = max(peak, 1-liveSum/allocSum)
+		}
+	}
+	return peak
+}
