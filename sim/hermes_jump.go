@@ -41,7 +41,7 @@ func shiftLens(decode []*Request, shift int) {
 // length, which grows by the batch every iteration. The count's fraction repeats every
 // u·kvHeads / gcd(batch·heads_j·heads, u·kvHeads) iterations, so over the residue classes
 // modulo the least common multiple of those periods every duration is affine.
-func (h *hermes) cycle(decode []*Request) (period, limit int) {
+func (h *hermes) cycle(decode []*Request, _ int) (period, limit int) {
 	u := h.hc.NDP.ActivationUnits
 	if h.host || u <= 0 {
 		return 1, math.MaxInt
@@ -99,7 +99,11 @@ func (h *hermes) kvStats(running []*Request) (used int, frag, util float64) {
 // running requests hold only grow.
 func (h *hermes) stuck() bool { return true }
 
-func (h *hermes) fragPeak(running []*Request, m int) (float64, bool) {
+// fragPeak: every running request decodes in a stretch (none waits for room here).
+func (h *hermes) fragPeak(running, decode []*Request, m int) (float64, bool) {
+	if len(decode) != len(running) {
+		return 0, false
+	}
 	return h.kv.fragAhead(running, m, h.kvBlk, h.sh.KVBytesPerToken()), true
 }
 
@@ -115,7 +119,7 @@ func (o *offload) probe(s *Schedule, decode []*Request, shift int) bool {
 }
 
 // cycle: the copies are the same every token and attention is affine in the lengths.
-func (o *offload) cycle([]*Request) (period, limit int) { return 1, math.MaxInt }
+func (o *offload) cycle([]*Request, int) (period, limit int) { return 1, math.MaxInt }
 
 // decided: Accelerate's resident layers and FlexGen's tensor placement are fixed when they
 // start.
@@ -132,7 +136,11 @@ func (o *offload) kvStats(running []*Request) (used int, frag, util float64) {
 // running requests hold only grow.
 func (o *offload) stuck() bool { return true }
 
-func (o *offload) fragPeak(running []*Request, m int) (float64, bool) {
+// fragPeak: every running request decodes in a stretch (none waits for room here).
+func (o *offload) fragPeak(running, decode []*Request, m int) (float64, bool) {
+	if len(decode) != len(running) {
+		return 0, false
+	}
 	return o.kv.fragAhead(running, m, o.kvBlk, o.sh.KVBytesPerToken()), true
 }
 

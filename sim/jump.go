@@ -67,6 +67,15 @@ type jumper interface {
 	balance() (top, mean float64, at int)
 }
 
+// The planners that jump, checked here so that a change to jumper cannot silently turn
+// one back into a planner that steps every iteration.
+var (
+	_ jumper  = (*l3)(nil)
+	_ jumper  = (*hermes)(nil)
+	_ jumper  = (*offload)(nil)
+	_ stairer = (*hermes)(nil)
+)
+
 // minStretch is the shortest stretch worth its three probes.
 const minStretch = 8
 
