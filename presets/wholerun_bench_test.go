@@ -23,18 +23,23 @@ func wholeRuns() map[string][]string {
 
 // BenchmarkWholeRun times a headless whole run (no step limit) of 1,000 requests of each
 // preset (40 under -short), jumping from event to event as run does, and, on 20 requests
-// (2 under -short), stepping every iteration.
+// (2 under -short), stepping every iteration. The presets that draw every neuron each
+// token (hermes, hermes-host, dejavu: tens of milliseconds a token, 128 tokens a request)
+// cannot jump, so their runs are 20 requests (1 under -short) in both modes.
 func BenchmarkWholeRun(b *testing.B) {
 	runs := wholeRuns()
 	for _, name := range Names() {
+		tracks := !denseHermes[name] && familyOf(name) == "hermes"
 		for _, mode := range []string{"jump", "step"} {
 			req := 1000
 			switch {
+			case testing.Short() && tracks:
+				req = 1
 			case testing.Short() && mode == "jump":
 				req = 40
 			case testing.Short():
 				req = 2
-			case mode == "step":
+			case mode == "step" || tracks:
 				req = 20
 			}
 			b.Run(fmt.Sprintf("%s/%s/%d", name, mode, req), func(b *testing.B) {
