@@ -3,11 +3,13 @@ package ui
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pimtui/pimtui/presets"
 	"github.com/pimtui/pimtui/sim"
@@ -115,6 +117,39 @@ func BenchmarkStepRender(b *testing.B) {
 				m.autoplayStep(term)
 			}
 			b.ReportMetric(float64(term.sent.n)/float64(b.N), "term-B/op")
+		})
+	}
+}
+
+// BenchmarkTerminal is the renderer's share of BenchmarkStepRender alone: two successive
+// 200×60 frames of a preset drawn in turn, the same frames with every escape sequence
+// stripped, a frame of spaces and an empty frame. The renderer clears, parses and
+// compares every cell of the screen whatever the frame holds, so the last two are the
+// floor any frame pays.
+func BenchmarkTerminal(b *testing.B) {
+	m := benchModel(b, "neupims", 200, 60)
+	m.playing = true
+	term := newDiscardTerminal(200, 60)
+	m.autoplayStep(term)
+	f0 := m.View().Content
+	m.autoplayStep(term)
+	f1 := m.View().Content
+	blank := strings.Repeat(strings.Repeat(" ", 200)+"\n", 59) + strings.Repeat(" ", 200)
+	for _, c := range []struct {
+		name   string
+		frames [2]string
+	}{
+		{"neupims", [2]string{f0, f1}},
+		{"neupims-stripped", [2]string{ansi.Strip(f0), ansi.Strip(f1)}},
+		{"spaces", [2]string{blank, blank}},
+		{"empty", [2]string{"", ""}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				term.draw(tea.NewView(c.frames[i%2]))
+				i++
+			}
 		})
 	}
 }

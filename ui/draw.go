@@ -40,7 +40,17 @@ func width(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// Box drawing, blocks, arrows and punctuation (E2 xx xx) and Latin or Greek
+		// (C2–CF xx) are decoded here; the decoder takes the rest.
+		r, size := rune(utf8.RuneError), 1
+		switch {
+		case c == 0xe2 && i+2 < len(s) && s[i+1]&0xc0 == 0x80 && s[i+2]&0xc0 == 0x80:
+			r, size = rune(s[i+1]&0x3f)<<6|rune(s[i+2]&0x3f)|0x2000, 3
+		case c >= 0xc2 && c <= 0xcf && i+1 < len(s) && s[i+1]&0xc0 == 0x80:
+			r, size = rune(c&0x1f)<<6|rune(s[i+1]&0x3f), 2
+		default:
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
 		if !narrow(r) {
 			return ansi.StringWidth(s)
 		}
@@ -51,8 +61,12 @@ func width(s string) int {
 }
 
 // narrow reports runes that are one cell wide and never combine with their neighbours.
+// The soft hyphen and the line, paragraph and direction marks take no cell, and two
+// squares among the geometric shapes take two: they are left to the full measure.
 func narrow(r rune) bool {
 	switch {
+	case r == 0xad, r >= 0x2028 && r <= 0x202e, r == 0x25fd, r == 0x25fe:
+		return false
 	case r >= 0xa0 && r < 0x300, r >= 0x370 && r < 0x400:
 		return true
 	case r >= 0x2010 && r < 0x2060, r >= 0x2190 && r < 0x2200:

@@ -152,17 +152,20 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.cols = newAxis(levelsOf(g.ColLevels, g.Cols, g.ColKind, g.ColGroup))
 	m.cr, m.cc = clamp(m.cr, 0, g.Rows-1), clamp(m.cc, 0, g.Cols-1)
 	for i, vals := range [2][]float64{g.PIM, g.Mem} {
-		m.lo[i], m.hi[i] = slices.Min(vals[:g.Rows*g.Cols]), slices.Max(vals[:g.Rows*g.Cols])
+		m.lo[i], m.hi[i] = minMax(vals[:g.Rows*g.Cols])
 	}
 	// Owner glyphs follow request ids so a request keeps its letter from step to step
-	// as long as the set of owners does not change.
+	// as long as the set of owners does not change. Owners come in runs (a channel's
+	// banks, a stage's modules), so only a change of owner is looked up.
 	ids := make([]int, 0, g.Rows)
 	seen := map[int]bool{}
+	last := 0
 	for _, o := range g.Owner {
-		if o > 0 && !seen[o] {
+		if o > 0 && o != last && !seen[o] {
 			seen[o] = true
 			ids = append(ids, o)
 		}
+		last = o
 	}
 	slices.Sort(ids)
 	m.byIdx = ids
@@ -171,6 +174,15 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 		m.owners[id] = i
 	}
 	m.scroll()
+}
+
+// minMax is slices.Min and slices.Max of a non-empty slice in one pass over it.
+func minMax(v []float64) (float64, float64) {
+	lo, hi := v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
 }
 
 // grid is the snapshot's bank grid, or nil when the system has none.

@@ -34,6 +34,8 @@ type kvmap struct {
 	hold   int // holder under the cursor in loc, -1 = none
 	top    int
 	finder map[int][2]int // request → location, holder
+	// pageOwner is pageSegments' table of pages, kept to be reused.
+	pageOwner []int32
 }
 
 func newKVMap(c *Common) *kvmap { return &kvmap{c: c, hold: -1} }
@@ -247,6 +249,7 @@ const (
 	kvPart
 	kvReserved
 	kvFree
+	kvKinds
 )
 
 // kvSeg is a run of blocks of one kind (and holder) in a location.
@@ -286,17 +289,35 @@ func (m *kvmap) segments(i int) []kvSeg {
 
 // pageSegments lays a location out from its requests' block addresses: each page in a
 // request's virtual order holds tokens (the last of them partly filled) or is reserved.
-// It reports false when the location's requests carry no addresses.
+// It reports false when the location's requests carry no addresses. The pages are
+// bucketed by address into a table kept from one snapshot to the next, so laying out
+// a location with thousands of pages takes one pass and no sort.
 func (m *kvmap) pageSegments(i int) ([]kvSeg, bool) {
 	loc := &m.snap.KV.Locations[i]
-	var segs []kvSeg
-	for j, h := range m.locs[i] {
+	end, paged := 0, false
+	for _, h := range m.locs[i] {
 		if len(h.Pages) == 0 {
 			if h.KBlocks+h.VBlocks > 0 {
 				return nil, false
 			}
 			continue
 		}
+		paged = true
+		for _, pg := range h.Pages {
+			if pg < 0 {
+				return nil, false
+			}
+			end = max(end, int(pg)+1)
+		}
+	}
+	if !paged {
+		return nil, false
+	}
+	// owner[page] is 0 for a free page, else 1 + holder×kvKinds + kind.
+	owner := slices.Grow(m.pageOwner[:0], end)[:end]
+	clear(owner)
+	m.pageOwner = owner
+	for j, h := range m.locs[i] {
 		used := h.KBlocks + h.VBlocks
 		for k, pg := range h.Pages {
 			kind := kvFull
@@ -306,30 +327,25 @@ func (m *kvmap) pageSegments(i int) ([]kvSeg, bool) {
 			case k == used-1 && h.Last > 0:
 				kind = kvPart
 			}
-			segs = append(segs, kvSeg{kind: kind, holder: j, from: float64(pg), to: float64(pg) + 1})
+			owner[pg] = int32(1 + j*kvKinds + kind)
 		}
 	}
-	if segs == nil {
-		return nil, false
-	}
-	slices.SortFunc(segs, func(a, b kvSeg) int { return int(a.from - b.from) })
-	// Merge neighbouring pages of one kind and request into runs, and fill the gaps
-	// with free space.
-	out := make([]kvSeg, 0, len(segs)/4+2)
-	pos := 0.0
-	for _, sg := range segs {
-		if sg.from > pos {
-			out = append(out, kvSeg{kind: kvFree, holder: -1, from: pos, to: sg.from})
+	// Neighbouring pages of one kind and request make a run; the gaps are free space.
+	var out []kvSeg
+	for p := 0; p < end; {
+		o, q := owner[p], p+1
+		for q < end && owner[q] == o {
+			q++
 		}
-		if n := len(out); n > 0 && out[n-1].kind == sg.kind && out[n-1].holder == sg.holder && out[n-1].to == sg.from {
-			out[n-1].to = sg.to
-		} else {
-			out = append(out, sg)
+		sg := kvSeg{kind: kvFree, holder: -1, from: float64(p), to: float64(q)}
+		if o > 0 {
+			sg.kind, sg.holder = int(o-1)%kvKinds, int(o-1)/kvKinds
 		}
-		pos = max(pos, sg.to)
+		out = append(out, sg)
+		p = q
 	}
-	if c := float64(loc.Capacity); c > pos {
-		out = append(out, kvSeg{kind: kvFree, holder: -1, from: pos, to: c})
+	if c := float64(loc.Capacity); c > float64(end) {
+		out = append(out, kvSeg{kind: kvFree, holder: -1, from: float64(end), to: c})
 	}
 	return out, true
 }

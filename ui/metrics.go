@@ -8,9 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/NimbleMarkets/ntcharts/v2/canvas"
-	"github.com/NimbleMarkets/ntcharts/v2/canvas/graph"
+	"github.com/NimbleMarkets/ntcharts/v2/canvas/runes"
 
 	"github.com/pimtui/pimtui/sim"
 )
@@ -46,13 +44,12 @@ var allSeries = []series{
 // metrics is the figures pane: this iteration's time, throughput, utilisation and idle
 // share per lane group, KV use and load imbalance, with sparklines of the recent steps.
 type metrics struct {
-	c      *Common
-	w, h   int
-	snap   *sim.Snapshot
-	hist   [histCap]sample
-	spark  []string       // rendered sparkline lines
-	rows   int            // lines per sparkline
-	charts []canvas.Model // one per series, reused from step to step
+	c     *Common
+	w, h  int
+	snap  *sim.Snapshot
+	hist  [histCap]sample
+	spark []string // rendered sparkline lines
+	rows  int      // lines per sparkline
 }
 
 func newMetrics(c *Common) *metrics { return &metrics{c: c} }
@@ -189,9 +186,7 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 // draw renders the sparklines for the current size and snapshot, so View only joins
-// strings. Each is an ntcharts column chart on a canvas kept from step to step; its runes
-// are read back and painted as one run, which is far cheaper than rendering the canvas
-// cell by cell.
+// strings. Each is a column chart whose rows are painted as one run.
 func (m *metrics) draw() {
 	m.spark = nil
 	if m.snap == nil || m.w <= 0 {
@@ -210,7 +205,7 @@ func (m *metrics) draw() {
 		return
 	}
 	data := m.recent(sw)
-	for ci, se := range allSeries[:n] {
+	for _, se := range allSeries[:n] {
 		vals := make([]float64, len(data))
 		lo, hi := 0.0, 0.0
 		for i, s := range data {
@@ -225,14 +220,6 @@ func (m *metrics) draw() {
 		} else {
 			lo -= (hi - lo) / 3
 		}
-		if len(m.charts) != n || m.charts[0].Width() != sw || m.charts[0].Height() != m.rows {
-			m.charts = make([]canvas.Model, n)
-			for i := range m.charts {
-				m.charts[i] = canvas.New(sw, m.rows)
-			}
-		}
-		cv := &m.charts[ci]
-		cv.Fill(canvas.Cell{})
 		heights := make([]float64, len(vals))
 		for i, v := range vals {
 			f := 0.5
@@ -241,18 +228,7 @@ func (m *metrics) draw() {
 			}
 			heights[i] = max(f, 0.02) * float64(m.rows)
 		}
-		graph.DrawColumns(cv, canvas.Point{X: sw - len(heights), Y: m.rows - 1}, heights, lipgloss.NewStyle())
-		chart := make([]string, m.rows)
-		for y := range chart {
-			row := make([]rune, sw)
-			for x := range row {
-				row[x] = cv.Cell(canvas.Point{X: x, Y: y}).Rune
-				if row[x] == 0 {
-					row[x] = ' '
-				}
-			}
-			chart[y] = string(row)
-		}
+		chart := columns(heights, sw, m.rows)
 		last, rng := "–", ""
 		if len(vals) > 0 {
 			last = se.format(vals[len(vals)-1])
@@ -279,6 +255,35 @@ func (m *metrics) draw() {
 			m.spark = append(m.spark, rb.line(m.w))
 		}
 	}
+}
+
+// columns draws heights (in rows) as columns of block glyphs right-aligned in w cells,
+// rows high, as ntcharts' column charts draw them on an empty canvas: a column of height
+// v is floor(v) full blocks under the lower eighth block nearest the rest.
+func columns(heights []float64, w, rows int) []string {
+	grid := make([][]rune, rows)
+	for y := range grid {
+		grid[y] = []rune(strings.Repeat(" ", w))
+	}
+	for i, v := range heights {
+		x := w - len(heights) + i
+		if x < 0 || x >= w || v <= 0 {
+			continue
+		}
+		n := math.Floor(v)
+		full := int(n)
+		for k := 0; k < full && k < rows; k++ {
+			grid[rows-1-k][x] = runes.FullBlock
+		}
+		if r := runes.LowerBlockElementFromFloat64(v - n); r != runes.Null && full < rows {
+			grid[rows-1-full][x] = r
+		}
+	}
+	out := make([]string, rows)
+	for y, row := range grid {
+		out[y] = string(row)
+	}
+	return out
 }
 
 func (m *metrics) View() string {
