@@ -91,23 +91,23 @@ func TestPredictorState(t *testing.T) {
 		return ns
 	}
 	ge, gt := mk(">="), mk(">")
-	// The step tables' entry s1·6 + s2·2 + act: next state in bits 0–3, predicted in bit 4,
-	// next state above T_h in bit 5.
+	// The step tables' entry s1·8 + s2·2 + act: the activation in bit 0, predicted in bit
+	// 1, next state in bits 2–5, next state above T_h in bit 6.
 	for _, c := range []struct{ s, act, want int }{{7, 1, 11}, {10, 0, 9}, {14, 1, 15}, {15, 1, 15}, {0, 0, 0}, {1, 0, 0}, {3, 1, 7}, {11, 0, 10}} {
 		for s2 := range 3 {
 			for _, tab := range []*[128]uint8{&ge.tabPar, &ge.tabNoPar} {
-				v := tab[c.s*6+s2*2+c.act]
-				if got := int(v & 15); got != c.want {
+				v := tab[c.s*8+s2*2+c.act]
+				if got := int(v >> 2 & 15); got != c.want {
 					t.Errorf("state %d, activated %d → %d, want %d", c.s, c.act, got, c.want)
 				}
-				if hot := v>>5 == 1; hot != (c.want > 10) {
+				if hot := v>>6 == 1; hot != (c.want > 10) {
 					t.Errorf("state %d: hot %v, want state > T_h = 10", c.want, hot)
 				}
 			}
 		}
 	}
 	pred := func(tab *[128]uint8, s1, s2 int) bool {
-		p0, p1 := tab[s1*6+s2*2]>>4&1, tab[s1*6+s2*2+1]>>4&1
+		p0, p1 := tab[s1*8+s2*2]>>1&1, tab[s1*8+s2*2+1]>>1&1
 		if p0 != p1 {
 			t.Errorf("s1=%d s2=%d: the prediction depends on the activation it predicts", s1, s2)
 		}
