@@ -291,10 +291,11 @@ type neuronSim struct {
 	tabPar   [128]uint8
 	tabNoPar [128]uint8
 	oracle   bool
+	// windowed is whether the window-based remap can run (Algorithm 1 needs two or more
+	// DIMMs), so the pass counts each neuron's activations in the window.
+	windowed bool
 	pw       *predWork
-	zbuf     [zChunk + 4]float32 // normals drawn ahead
-	qbuf     [zChunk]uint8       // s2·2 + act per neuron of a chunk: the predictor's input
-	active   []uint16            // a remap's cold neurons active in the window
+	active   []uint16 // a remap's cold neurons active in the window
 	// A promotion's candidates and victims by state, and the chosen ones.
 	byCand  [16][]uint16
 	byState [16][]int32
@@ -344,6 +345,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	ns := &neuronSim{sp: sp, pol: pol, locs: 1 + homes, seed: seed, bins: max(1, sp.Bins)}
 	ns.oracle = pol.Predictor == PredictOracle
+	ns.windowed = pol.Remap && pol.Window > 0 && homes > 1
 	for st := range 16 {
 		for s2 := range 3 {
 			v := st + pol.Lambda*s2
@@ -961,7 +963,10 @@ type passConst struct {
 	hasPar           bool
 	prev             *[1 << 16]latent
 	cur              []latent
-	seed             uint64
+	// A run's normals drawn ahead and its predictor inputs, s2·2 + act per neuron.
+	z    [zChunk + 4]float32
+	q    [zChunk]uint8
+	seed uint64
 }
 
 // pass generates block b's activations for the current token, predicts, counts the
@@ -1034,7 +1039,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
 		par = ns.zeroPar[:n]
 	}
-	zb, qb := &ns.zbuf, &ns.qbuf
+	zb, qb := &c.z, &c.q
 	nc := 0
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
@@ -1056,10 +1061,12 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 				zb[k+4] = normTab[(r>>48)&(normSize-1)]
 			}
 			e := b.e[j : j+m]
-			traceRun(c, e, zb[:len(e)], b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m], qb[:len(e)])
+			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m])
 			s1 := b.s1[j : j+m]
 			nc = predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m], j, nc)
-			countWindow(b.win[j:j+m], qb[:len(e)])
+			if ns.windowed {
+				countWindow(b.win[j:j+m], qb[:len(e)])
+			}
 			stSum += byteSum(s1)
 		}
 		// hc counts the neurons per location in four interleaved copies, each word four
@@ -1092,21 +1099,22 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 // synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
 // neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
 // cluster's state and the latents of its two parents, and it fires when the latent
-// exceeds its gap. q gets the predictor's input, (parents active)·2 + active.
-func traceRun(c *passConst, e, z, gap []float32, clus []uint8, par []uint32, cur []latent, q []uint8) {
+// exceeds its gap. c.z holds the run's normals; c.q gets the predictor's input, (parents
+// active)·2 + active.
+func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, cur []latent) {
 	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
-	kc, prev := &c.kc, c.prev
-	z, gap, clus = z[:len(e)], gap[:len(e)], clus[:len(e)]
-	par, cur, q = par[:len(e)], cur[:len(e)], q[:len(e)]
-	for k := range e {
-		ei := phi*e[k] + sphi*z[k]
+	prev := c.prev
+	m := min(len(e), zChunk)
+	e, gap, clus, par, cur = e[:m], gap[:m], clus[:m], par[:m], cur[:m]
+	for k := range m {
+		ei := phi*e[k] + sphi*c.z[k]
 		e[k] = ei
 		pk := par[k]
 		l1, l2 := &prev[uint16(pk)], &prev[uint16(pk>>16)]
-		s := be*ei + kc[clus[k]] + a*(l1.s+l2.s)
+		s := be*ei + c.kc[clus[k]] + a*(l1.s+l2.s)
 		act := b2u(s > gap[k])
 		cur[k] = latent{s, uint32(act)}
-		q[k] = uint8(l1.act+l2.act)*2 + act
+		c.q[k] = uint8(l1.act+l2.act)*2 + act
 	}
 }
 
