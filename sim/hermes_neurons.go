@@ -296,6 +296,9 @@ type neuronSim struct {
 	windowed bool
 	pw       *predWork
 	active   []uint16 // a remap's cold neurons active in the window
+	// A remap's buckets, pair·(maxA+1) + A, kept with their storage from one remap to
+	// the next, and the pair's buckets as it takes neurons from them.
+	buckets, bucketCur [][]uint16
 	// A promotion's candidates and victims by state, and the chosen ones.
 	byCand  [16][]uint16
 	byState [16][]int32
@@ -1366,18 +1369,24 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		heavy[ord[id]] = id
 	}
 	// Cold neurons of each heavy DIMM bucketed by activity.
-	buckets := make([][][]uint16, J/2)
-	for p := range buckets {
-		buckets[p] = make([][]uint16, maxA+1)
+	nb := (J / 2) * (maxA + 1)
+	for len(ns.buckets) < nb {
+		ns.buckets = append(ns.buckets, nil)
+	}
+	buckets := ns.buckets[:nb]
+	for i := range buckets {
+		buckets[i] = buckets[i][:0]
 	}
 	for _, i := range active {
 		if p := heavy[loc[i]-1]; p >= 0 {
-			buckets[p][win[i]] = append(buckets[p][win[i]], i)
+			k := p*(maxA+1) + int(win[i])
+			buckets[k] = append(buckets[k], i)
 		}
 	}
 	for id := 0; id < J/2; id++ {
 		hi, lo := ord[id], ord[J-1-id]
-		bk := buckets[id]
+		bk := append(ns.bucketCur[:0], buckets[id*(maxA+1):(id+1)*(maxA+1)]...)
+		ns.bucketCur = bk
 		for {
 			gapZ := int(Z[hi] - Z[lo])
 			h := -1
