@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -671,5 +672,34 @@ func TestNeuronWordHelpers(t *testing.T) {
 		if got := byteSum(st); got != sum {
 			t.Errorf("n=%d: byte sum %d, want %d", n, got, sum)
 		}
+	}
+}
+
+// BenchmarkNeuronPass is one token's pass over every block of LLaMA2-70B's sizes (8,192
+// QKV and 28,672 MLP neurons a layer, eight DIMMs) at 4 layers, whose state fits the
+// caches, and at all 80, whose 47 MB does not: the two per-neuron times part what the
+// instructions cost from what the memory adds.
+func BenchmarkNeuronPass(b *testing.B) {
+	for _, layers := range []int{4, 80} {
+		b.Run(fmt.Sprintf("layers%d", layers), func(b *testing.B) {
+			c := testHermes()
+			ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, layers, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
+				neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns.setBatch([]int{1}, []int{1}, 128)
+			n := 0
+			for _, bl := range ns.blocks {
+				n += bl.n
+			}
+			for b.Loop() {
+				ns.token++
+				for _, bl := range ns.blocks {
+					ns.pass(bl)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/neuron")
+		})
 	}
 }
