@@ -222,8 +222,7 @@ type nblock struct {
 	gap   []float32 // thr − the batch's largest persistent part: active iff S > gap
 	e     []float32 // token-level AR(1) state
 	shape *blockShape
-	par1  []uint16 // the two parents of each neuron in the previous block (shape's)
-	par2  []uint16
+	par   []uint32  // the two parents of each neuron in the previous block, p1 | p2<<16 (shape's)
 	clus  []uint8   // co-activation cluster (contiguous native ranges; shape's)
 	kst   []float32 // cluster AR(1) states
 	s1    []uint8   // predictor state (4 bits)
@@ -273,10 +272,10 @@ type neuronSim struct {
 	blocks []*nblock
 	kinds  [2]*nkind
 
-	// The latents and activations of the block before and the block being passed,
-	// indexed by a uint16 parent without bounds checks.
-	sbuf [2]*[1 << 16]float32
-	abuf [2]*[1 << 16]uint8
+	// The latents and activations of the block before and the block being passed, side by
+	// side so a parent's are in one cache line, indexed by a uint16 parent without bounds
+	// checks.
+	lat  [2]*[1 << 16]latent
 	maxN int // the larger block size
 
 	members []int
@@ -286,17 +285,20 @@ type neuronSim struct {
 
 	token int // tokens generated so far (the RNG counter)
 
-	// tabPar and tabNoPar give, for index s1·6 + s2·2 + act, a neuron's next state (bits
-	// 0–3), whether it was predicted active (bit 4) and whether its next state is hot
-	// (bit 5), for blocks with and without a previous block.
+	// tabPar and tabNoPar give, for index s1·8 + s2·2 + act, a neuron's activation (bit
+	// 0), whether it was predicted active (bit 1), its next state (bits 2–5) and whether
+	// that is hot (bit 6), for blocks with and without a previous block.
 	tabPar   [128]uint8
 	tabNoPar [128]uint8
 	oracle   bool
-	candBuf  []uint32            // a pass's promotion candidates (length a power of two ≥ every block)
-	zbuf     [zChunk + 4]float32 // normals drawn ahead
-	qbuf     [zChunk]uint8       // s2·2 + act per neuron of a chunk: the predictor's input
-	hc       [4096]uint16        // a bin's neurons per location, prediction and activation
-	active   []uint16            // a remap's cold neurons active in the window
+	// windowed is whether the window-based remap can run (Algorithm 1 needs two or more
+	// DIMMs), so the pass counts each neuron's activations in the window.
+	windowed bool
+	pw       *predWork
+	active   []uint16 // a remap's cold neurons active in the window
+	// A remap's buckets, pair·(maxA+1) + A, kept with their storage from one remap to
+	// the next, and the pair's buckets as it takes neurons from them.
+	buckets, bucketCur [][]uint16
 	// A promotion's candidates and victims by state, and the chosen ones.
 	byCand  [16][]uint16
 	byState [16][]int32
@@ -317,7 +319,13 @@ type neuronSim struct {
 	hotN  int
 
 	part    passPart
-	zeroPar []uint16
+	zeroPar []uint32
+}
+
+// latent is a neuron's latent variable for the current token and whether it fired.
+type latent struct {
+	s   float32
+	act uint32
 }
 
 // neuronCosts are the per-neuron expected times the offline mapper balances (Eq. 1–5).
@@ -340,6 +348,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	ns := &neuronSim{sp: sp, pol: pol, locs: 1 + homes, seed: seed, bins: max(1, sp.Bins)}
 	ns.oracle = pol.Predictor == PredictOracle
+	ns.windowed = pol.Remap && pol.Window > 0 && homes > 1
 	for st := range 16 {
 		for s2 := range 3 {
 			v := st + pol.Lambda*s2
@@ -352,14 +361,14 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 				if act == 1 {
 					next = min(15, st+pol.StateInc)
 				}
-				k := st*6 + s2*2 + int(act)
+				k := st*8 + s2*2 + int(act)
 				hot := b2u(next > pol.HotThreshold)
 				pp, pn := withPar, noPar
 				if ns.oracle {
 					pp, pn = act, act
 				}
-				ns.tabPar[k] = uint8(next) | pp<<4 | hot<<5
-				ns.tabNoPar[k] = uint8(next) | pn<<4 | hot<<5
+				ns.tabPar[k] = act | pp<<1 | uint8(next)<<2 | hot<<6
+				ns.tabNoPar[k] = act | pn<<1 | uint8(next)<<2 | hot<<6
 			}
 		}
 	}
@@ -370,11 +379,10 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	maxN := max(n[0], n[1])
 	ns.maxN = maxN
-	ns.zeroPar = make([]uint16, maxN)
-	ns.candBuf = make([]uint32, 1<<bits.Len(uint(maxN)))
+	ns.zeroPar = make([]uint32, maxN)
+	ns.pw = &predWork{inc: [4]uint64{1, 1 << 16, 1 << 32, 1 << 48}}
 	for i := range 2 {
-		ns.sbuf[i] = new([1 << 16]float32)
-		ns.abuf[i] = new([1 << 16]uint8)
+		ns.lat[i] = new([1 << 16]latent)
 	}
 	ns.blocks = make([]*nblock, 2*layers)
 	for b := range ns.blocks {
@@ -468,7 +476,8 @@ func (ns *neuronSim) calibrate() {
 				var q2 float64
 				for m := range calibM {
 					for i := range b.n {
-						q := float64(prev[m][b.par1[i]] + prev[m][b.par2[i]])
+						p1, p2 := parents(b.par[i])
+						q := float64(prev[m][p1] + prev[m][p2])
 						q2 += q * q
 					}
 				}
@@ -488,7 +497,8 @@ func (ns *neuronSim) calibrate() {
 				for i := range b.n {
 					x := float32(0)
 					if b.id > 0 {
-						x = float32(coef) * (prev[m][b.par1[i]] + prev[m][b.par2[i]])
+						p1, p2 := parents(b.par[i])
+						x = float32(coef) * (prev[m][p1] + prev[m][p2])
 					}
 					if part == 0 {
 						x += cg*kst[b.clus[i]] + ce*g.normal()
@@ -507,6 +517,9 @@ func (ns *neuronSim) calibrate() {
 		}
 	}
 }
+
+// parents unpacks a neuron's two parents.
+func parents(w uint32) (uint16, uint16) { return uint16(w), uint16(w >> 16) }
 
 // nativeOrder is block id's seeded permutation from rank to native index.
 func nativeOrder(seed uint64, id, n int) []int32 { return shuffled(seed, 0x6e6174697665, id, n) }
@@ -530,8 +543,8 @@ func shuffled(seed, salt uint64, id, n int) []int32 {
 // block and the sizes, so the engines of one model share it (sharedShapes), as they share
 // their kinds (sharedKinds).
 type blockShape struct {
-	clus       []uint8
-	par1, par2 []uint16
+	clus []uint8
+	par  []uint32 // p1 | p2<<16
 }
 
 type shapeKey struct {
@@ -578,22 +591,22 @@ func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 		}
 		return native
 	}
-	parents := g
+	pg := g
 	b.shape = sharedShapes.get(shapeKey{ns.seed, id, n, pn, K}, func() *blockShape {
 		sh := &blockShape{clus: make([]uint8, n)}
 		for r, v := range nativeOf() {
 			sh.clus[r] = uint8(int(v) * K / n)
 		}
 		if pn > 0 {
-			sh.par1, sh.par2 = make([]uint16, n), make([]uint16, n)
+			sh.par = make([]uint32, n)
 			for i := range n {
-				sh.par1[i] = uint16(parents.u64() % uint64(pn))
-				sh.par2[i] = uint16(parents.u64() % uint64(pn))
+				p1 := uint32(pg.u64() % uint64(pn))
+				sh.par[i] = p1 | uint32(pg.u64()%uint64(pn))<<16
 			}
 		}
 		return sh
 	})
-	b.clus, b.par1, b.par2 = b.shape.clus, b.shape.par1, b.shape.par2
+	b.clus, b.par = b.shape.clus, b.shape.par
 	if pn > 0 {
 		g.skip(2 * n)
 	}
@@ -853,7 +866,8 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 				c := sb * hashNormal(splitmix(hb+uint64(i)))
 				v := c
 				if b.id > 0 {
-					v = b.aP*(pp[b.par1[i]]+pp[b.par2[i]]) + bb*c
+					p1, p2 := parents(b.par[i])
+					v = b.aP*(pp[p1]+pp[p2]) + bb*c
 				}
 				pc[i] = v
 				if g := thr[i] - v; g < b.gap[i] {
@@ -950,12 +964,12 @@ type passConst struct {
 	a, phi, sphi, be float32
 	kc               [256]float32
 	hasPar           bool
-	tab              *[128]uint8
-	sPrev            *[1 << 16]float32
-	aPrev            *[1 << 16]uint8
-	sCur             []float32
-	aCur             []uint8
-	seed             uint64
+	prev             *[1 << 16]latent
+	cur              []latent
+	// A run's normals drawn ahead and its predictor inputs, s2·2 + act per neuron.
+	z    [zChunk + 4]float32
+	q    [zChunk]uint8
+	seed uint64
 }
 
 // pass generates block b's activations for the current token, predicts, counts the
@@ -966,8 +980,7 @@ func (ns *neuronSim) pass(b *nblock) {
 	sp := &ns.sp
 	var c passConst
 	c.hasPar = b.id > 0
-	c.sPrev, c.aPrev = ns.sbuf[(b.id+1)&1], ns.abuf[(b.id+1)&1]
-	c.sCur, c.aCur = ns.sbuf[b.id&1][:b.n], ns.abuf[b.id&1][:b.n]
+	c.prev, c.cur = ns.lat[(b.id+1)&1], ns.lat[b.id&1][:b.n]
 	c.seed = hash3(ns.seed^0x746f6b656e, uint64(ns.token), uint64(b.id))
 	g := wyrng{s: c.seed}
 	phiK := float32(sp.PhiCluster)
@@ -987,9 +1000,9 @@ func (ns *neuronSim) pass(b *nblock) {
 	c.phi = float32(sp.Phi)
 	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
-	c.tab = &ns.tabNoPar
+	ns.pw.tab = ns.tabNoPar
 	if c.hasPar {
-		c.tab = &ns.tabPar
+		ns.pw.tab = ns.tabPar
 	}
 
 	// One pass over every bin: on two cores, splitting the bins over goroutines made a
@@ -1013,8 +1026,8 @@ func (ns *neuronSim) pass(b *nblock) {
 	b.promoted, b.remapped = b.promoted[:0], b.remapped[:0]
 	b.sinc++
 	if b.id == ns.simBlock {
-		ns.similarity(c.aCur)
-		ns.correlation(b, c.aPrev[:], c.aCur)
+		ns.similarity(c.cur)
+		ns.correlation(b, c.prev, c.cur)
 	}
 }
 
@@ -1024,20 +1037,20 @@ func (ns *neuronSim) pass(b *nblock) {
 func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
 	kd := b.kind0
 	n := b.n
-	par1, par2 := b.par1, b.par2
+	par := b.par
 	if !c.hasPar {
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
-		par1, par2 = ns.zeroPar[:n], ns.zeroPar[:n]
+		par = ns.zeroPar[:n]
 	}
-	zb, qb := &ns.zbuf, &ns.qbuf
+	zb, qb := &c.z, &c.q
 	nc := 0
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
 		g := wyrng{s: c.seed + uint64(bi)*0x9e3779b97f4a7c15}
-		hc := &ns.hc
+		hc := &ns.pw.hc
 		for c := range 4 {
-			clear(hc[c<<10 : c<<10+4*ns.locs])
+			clear(hc[c<<8 : c<<8+ns.locs])
 		}
 		var stSum int32
 		for j := lo; j < hi; j += zChunk {
@@ -1051,30 +1064,28 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 				zb[k+4] = normTab[(r>>48)&(normSize-1)]
 			}
 			e := b.e[j : j+m]
-			traceRun(c, e, zb[:len(e)], b.gap[j:j+m], b.clus[j:j+m], par1[j:j+m], par2[j:j+m], c.sCur[j:j+m], c.aCur[j:j+m], qb[:len(e)])
+			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m])
 			s1 := b.s1[j : j+m]
-			nc = predictRun(c.tab, qb[:len(e)], s1, b.loc[j:j+m], hc, ns.candBuf, j, nc)
-			countWindow(b.win[j:j+m], c.aCur[j:j+m])
+			nc = predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m], j, nc)
+			if ns.windowed {
+				countWindow(b.win[j:j+m], qb[:len(e)])
+			}
 			stSum += byteSum(s1)
 		}
-		// hc counts the neurons per location, predicted and active (index l·4 + pred·2 +
-		// act) in four interleaved copies.
+		// hc counts the neurons per location in four interleaved copies, each word four
+		// 16-bit counts by pred·2 + act; no count exceeds the bin's neurons.
 		lc := b.binLoc[bi*ns.locs : (bi+1)*ns.locs]
 		var nAct, nPred, nTP int32
 		for l := range lc {
-			var h [4]int32
-			for c := range 4 {
-				for x := range 4 {
-					h[x] += int32(hc[c<<10|l<<2|x])
-				}
-			}
-			lc[l] = uint16(h[0] + h[1] + h[2] + h[3])
-			pt.comp[l] += h[2] + h[3]
-			nPred += h[2] + h[3]
-			nAct += h[1] + h[3]
-			nTP += h[3]
+			x := hc[l&255] + hc[256|l&255] + hc[512|l&255] + hc[768|l&255]
+			h1, h2, h3 := int32(x>>16&0xffff), int32(x>>32&0xffff), int32(x>>48)
+			lc[l] = uint16(x) + uint16(h1+h2+h3)
+			pt.comp[l] += h2 + h3
+			nPred += h2 + h3
+			nAct += h1 + h3
+			nTP += h3
 			if l == 0 {
-				tGPUAct += h[1] + h[3]
+				tGPUAct += h1 + h3
 			}
 		}
 		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: lc[0], Active: uint16(nAct), Predicted: uint16(nPred),
@@ -1083,7 +1094,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		tPred += nPred
 		tTP += nTP
 	}
-	pt.cand = append(pt.cand, ns.candBuf[:nc]...)
+	pt.cand = append(pt.cand, ns.pw.cand[:nc]...)
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
 }
 
@@ -1091,40 +1102,51 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 // synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
 // neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
 // cluster's state and the latents of its two parents, and it fires when the latent
-// exceeds its gap. q gets the predictor's input, (parents active)·2 + active.
-func traceRun(c *passConst, e, z, gap []float32, clus []uint8, par1, par2 []uint16, sCur []float32, aCur, q []uint8) {
+// exceeds its gap. c.z holds the run's normals; c.q gets the predictor's input, (parents
+// active)·2 + active.
+func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, cur []latent) {
 	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
-	kc, sPrev, aPrev := &c.kc, c.sPrev, c.aPrev
-	z, gap, clus = z[:len(e)], gap[:len(e)], clus[:len(e)]
-	par1, par2, sCur, aCur, q = par1[:len(e)], par2[:len(e)], sCur[:len(e)], aCur[:len(e)], q[:len(e)]
-	for k := range e {
-		ei := phi*e[k] + sphi*z[k]
+	prev := c.prev
+	m := min(len(e), zChunk)
+	e, gap, clus, par, cur = e[:m], gap[:m], clus[:m], par[:m], cur[:m]
+	for k := range m {
+		ei := phi*e[k] + sphi*c.z[k]
 		e[k] = ei
-		p1, p2 := par1[k], par2[k]
-		s := be*ei + kc[clus[k]] + a*(sPrev[p1]+sPrev[p2])
-		sCur[k] = s
+		pk := par[k]
+		l1, l2 := &prev[uint16(pk)], &prev[uint16(pk>>16)]
+		s := be*ei + c.kc[clus[k]] + a*(l1.s+l2.s)
 		act := b2u(s > gap[k])
-		aCur[k] = act
-		q[k] = (aPrev[p1]+aPrev[p2])*2 + act
+		cur[k] = latent{s, uint32(act)}
+		c.q[k] = uint8(l1.act+l2.act)*2 + act
 	}
+}
+
+// predWork is the predictor's table and outputs, behind one pointer so its loop keeps
+// its values in registers.
+type predWork struct {
+	tab  [128]uint8      // the block's step table (tabPar or tabNoPar)
+	inc  [4]uint64       // 1 in the 16-bit lane pred·2 + act
+	hc   [1024]uint64    // a bin's neurons per copy·256 + location, by prediction and activation
+	cand [1 << 16]uint32 // a pass's promotion candidates, index | state<<16
 }
 
 // predictRun runs the lightweight predictor (§IV-C) over a run of neurons starting at
 // index base: the prediction from the state and the parents (s1 + λ·s2 against T), the
 // +4/−1 state update from the actual activation, the count per location, prediction and
-// activation into hc, and the off-GPU neurons turned hot (§IV-D), with their states, into
-// cand from nc on. It returns the new nc.
-func predictRun(tab *[128]uint8, q, s1, loc []uint8, hc *[4096]uint16, cand []uint32, base, nc int) int {
+// activation into w.hc, and the off-GPU neurons turned hot (§IV-D), with their states,
+// into w.cand from nc on. It returns the new nc.
+func predictRun(w *predWork, q, s1, loc []uint8, base, nc int) int {
 	s1, loc = s1[:len(q)], loc[:len(q)]
-	mask := len(cand) - 1
+	idx := uint32(base)
 	for k, qk := range q {
-		v := int(tab[(int(s1[k])*6+int(qk))&127])
-		s1[k] = uint8(v & 15)
+		v := int(w.tab[(int(s1[k])<<3|int(qk))&127])
+		s1[k] = uint8(v >> 2 & 15)
 		l := int(loc[k])
 		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		hc[(k&3)<<10|l<<2|(v>>3&2)|int(qk&1)]++
-		cand[nc&mask] = uint32(base+k) | uint32(v&15)<<16
-		nc += (v >> 5) & int(b2u(l != 0))
+		w.hc[(k&3)<<8|l] += w.inc[v&3]
+		w.cand[uint16(nc)] = idx | uint32(v&0x3c)<<14
+		idx++
+		nc += v >> 6 & ((l + 255) >> 8) // hot and off the GPU
 	}
 	return nc
 }
@@ -1134,21 +1156,21 @@ const (
 	lo7 = 0x7f7f7f7f7f7f7f7f
 )
 
-// countWindow adds each neuron's activation to its count for the window, Algorithm 1's
-// A_i (§IV-E), eight neurons at a time, saturating at 255.
-func countWindow(win, act []uint8) {
-	act = act[:len(win)]
+// countWindow adds each neuron's activation (bit 0 of its predictor input q) to its count
+// for the window, Algorithm 1's A_i (§IV-E), eight neurons at a time, saturating at 255.
+func countWindow(win, q []uint8) {
+	q = q[:len(win)]
 	k := 0
 	for ; k+8 <= len(win); k += 8 {
 		w := binary.LittleEndian.Uint64(win[k:])
 		// 0x80 in the bytes of w that are 255 (no false positives: no borrows).
 		x := ^w
 		full := ^((x&lo7 + lo7) | x | lo7)
-		a := binary.LittleEndian.Uint64(act[k:]) &^ (full >> 7)
+		a := binary.LittleEndian.Uint64(q[k:]) & lo8 &^ (full >> 7)
 		binary.LittleEndian.PutUint64(win[k:], w+a)
 	}
 	for ; k < len(win); k++ {
-		win[k] += act[k] & b2u(win[k] < 255)
+		win[k] += q[k] & 1 & b2u(win[k] < 255)
 	}
 }
 
@@ -1170,13 +1192,13 @@ func byteSum(b []uint8) int32 {
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one
 // of its two correlated parents fired this token (the paper's layer-wise correlation).
-func (ns *neuronSim) correlation(b *nblock, aPrev, aCur []uint8) {
+func (ns *neuronSim) correlation(b *nblock, prev *[1 << 16]latent, cur []latent) {
 	var n, a [3]int32
-	if b.par1 != nil {
-		for i := range b.n {
-			s2 := aPrev[b.par1[i]] + aPrev[b.par2[i]]
+	if b.par != nil {
+		for i, pk := range b.par {
+			s2 := prev[uint16(pk)].act + prev[uint16(pk>>16)].act
 			n[s2]++
-			a[s2] += int32(aCur[i])
+			a[s2] += int32(cur[i].act)
 		}
 	}
 	b.corrN, b.corrA = n, a
@@ -1190,13 +1212,13 @@ func (ns *neuronSim) binOf(b *nblock, r int) int {
 
 // similarity records block simBlock's activated set and compares it with the sets 1, 10
 // and 25 tokens earlier: |A_t ∩ A_{t−d}| / |A_t| (the paper's token-wise similarity).
-func (ns *neuronSim) similarity(act []uint8) {
+func (ns *neuronSim) similarity(cur []latent) {
 	slot := ns.ringHead
 	bs := ns.ring[slot]
 	clear(bs)
 	cnt := 0
-	for i, v := range act {
-		if v != 0 {
+	for i, w := range cur {
+		if w.act != 0 {
 			bs[i/64] |= 1 << (i % 64)
 			cnt++
 		}
@@ -1347,18 +1369,24 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		heavy[ord[id]] = id
 	}
 	// Cold neurons of each heavy DIMM bucketed by activity.
-	buckets := make([][][]uint16, J/2)
-	for p := range buckets {
-		buckets[p] = make([][]uint16, maxA+1)
+	nb := (J / 2) * (maxA + 1)
+	for len(ns.buckets) < nb {
+		ns.buckets = append(ns.buckets, nil)
+	}
+	buckets := ns.buckets[:nb]
+	for i := range buckets {
+		buckets[i] = buckets[i][:0]
 	}
 	for _, i := range active {
 		if p := heavy[loc[i]-1]; p >= 0 {
-			buckets[p][win[i]] = append(buckets[p][win[i]], i)
+			k := p*(maxA+1) + int(win[i])
+			buckets[k] = append(buckets[k], i)
 		}
 	}
 	for id := 0; id < J/2; id++ {
 		hi, lo := ord[id], ord[J-1-id]
-		bk := buckets[id]
+		bk := append(ns.bucketCur[:0], buckets[id*(maxA+1):(id+1)*(maxA+1)]...)
+		ns.bucketCur = bk
 		for {
 			gapZ := int(Z[hi] - Z[lo])
 			h := -1

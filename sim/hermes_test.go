@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -91,23 +92,23 @@ func TestPredictorState(t *testing.T) {
 		return ns
 	}
 	ge, gt := mk(">="), mk(">")
-	// The step tables' entry s1·6 + s2·2 + act: next state in bits 0–3, predicted in bit 4,
-	// next state above T_h in bit 5.
+	// The step tables' entry s1·8 + s2·2 + act: the activation in bit 0, predicted in bit
+	// 1, next state in bits 2–5, next state above T_h in bit 6.
 	for _, c := range []struct{ s, act, want int }{{7, 1, 11}, {10, 0, 9}, {14, 1, 15}, {15, 1, 15}, {0, 0, 0}, {1, 0, 0}, {3, 1, 7}, {11, 0, 10}} {
 		for s2 := range 3 {
 			for _, tab := range []*[128]uint8{&ge.tabPar, &ge.tabNoPar} {
-				v := tab[c.s*6+s2*2+c.act]
-				if got := int(v & 15); got != c.want {
+				v := tab[c.s*8+s2*2+c.act]
+				if got := int(v >> 2 & 15); got != c.want {
 					t.Errorf("state %d, activated %d → %d, want %d", c.s, c.act, got, c.want)
 				}
-				if hot := v>>5 == 1; hot != (c.want > 10) {
+				if hot := v>>6 == 1; hot != (c.want > 10) {
 					t.Errorf("state %d: hot %v, want state > T_h = 10", c.want, hot)
 				}
 			}
 		}
 	}
 	pred := func(tab *[128]uint8, s1, s2 int) bool {
-		p0, p1 := tab[s1*6+s2*2]>>4&1, tab[s1*6+s2*2+1]>>4&1
+		p0, p1 := tab[s1*8+s2*2]>>1&1, tab[s1*8+s2*2+1]>>1&1
 		if p0 != p1 {
 			t.Errorf("s1=%d s2=%d: the prediction depends on the activation it predicts", s1, s2)
 		}
@@ -671,5 +672,34 @@ func TestNeuronWordHelpers(t *testing.T) {
 		if got := byteSum(st); got != sum {
 			t.Errorf("n=%d: byte sum %d, want %d", n, got, sum)
 		}
+	}
+}
+
+// BenchmarkNeuronPass is one token's pass over every block of LLaMA2-70B's sizes (8,192
+// QKV and 28,672 MLP neurons a layer, eight DIMMs) at 4 layers, whose state fits the
+// caches, and at all 80, whose 47 MB does not: the two per-neuron times part what the
+// instructions cost from what the memory adds.
+func BenchmarkNeuronPass(b *testing.B) {
+	for _, layers := range []int{4, 80} {
+		b.Run(fmt.Sprintf("layers%d", layers), func(b *testing.B) {
+			c := testHermes()
+			ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, layers, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
+				neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns.setBatch([]int{1}, []int{1}, 128)
+			n := 0
+			for _, bl := range ns.blocks {
+				n += bl.n
+			}
+			for b.Loop() {
+				ns.token++
+				for _, bl := range ns.blocks {
+					ns.pass(bl)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/neuron")
+		})
 	}
 }
