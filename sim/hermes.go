@@ -36,8 +36,7 @@ type hermes struct {
 	// Hermes-base: GPU-resident sparse blocks.
 	dense []bool
 
-	kv       *kvPool
-	kvBlk    float64
+	hermesKV
 	kvHeadOn []int // KV heads on each home location (kv-head h on DIMM h mod J)
 
 	lane                           []Lane
@@ -211,6 +210,7 @@ func newHermes(c *Config) (*hermes, error) {
 	// KV cache on the DIMMs, kv-head sharded: kv-head h on DIMM h mod J, one block = 16
 	// tokens of one head in every layer, K or V (the paper gives no layout).
 	h.kvBlk = float64(hermesKVBlockTokens*sh.HeadDim) * prec * float64(L)
+	h.perTok = sh.KVBytesPerToken()
 	h.kvHeadOn = make([]int, h.J)
 	for hd := range sh.KVHeads {
 		h.kvHeadOn[hd%h.J]++

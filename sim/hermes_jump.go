@@ -91,22 +91,6 @@ func (h *hermes) decided(sig []int32) []int32 { return sig }
 // even split puts the remainder neurons on the first DIMMs, so DIMM 0 is the busiest.
 func (h *hermes) balance() (top, mean float64, at int) { return h.blkMax, h.blkMean, 0 }
 
-func (h *hermes) kvStats(running []*Request) (used int, frag, util float64) {
-	return hermesKVStats(h.kv, h.kvBlk, h.sh.KVBytesPerToken(), running)
-}
-
-// stuck: admission takes candidates in order while their KV fits, and the blocks the
-// running requests hold only grow.
-func (h *hermes) stuck() bool { return true }
-
-// fragPeak: every running request decodes in a stretch (none waits for room here).
-func (h *hermes) fragPeak(running, decode []*Request, m int) (float64, bool) {
-	if len(decode) != len(running) {
-		return 0, false
-	}
-	return h.kv.fragAhead(running, m, h.kvBlk, h.sh.KVBytesPerToken()), true
-}
-
 // probe plans the decode batch shift iterations on. Deja Vu declines: see above.
 func (o *offload) probe(s *Schedule, decode []*Request, shift int) bool {
 	if o.ns != nil {
@@ -128,29 +112,31 @@ func (o *offload) decided(sig []int32) []int32 { return sig }
 // balance: the offloading baselines report no load imbalance.
 func (o *offload) balance() (top, mean float64, at int) { return 0, 0, 0 }
 
-func (o *offload) kvStats(running []*Request) (used int, frag, util float64) {
-	return hermesKVStats(o.kv, o.kvBlk, o.sh.KVBytesPerToken(), running)
+// hermesKV is the paged KV cache both of the Hermes family's planners keep: kvBlk bytes a
+// block, perTok bytes a token.
+type hermesKV struct {
+	kv            *kvPool
+	kvBlk, perTok float64
+}
+
+// kvStats is the KV cache as the Hermes family's observe reports it: the blocks in use, the
+// share of them no live token fills and the share of the capacity in use.
+func (c *hermesKV) kvStats(running []*Request) (used int, frag, util float64) {
+	used, capacity := c.kv.totals()
+	if capacity > 0 {
+		util = float64(used) / float64(capacity)
+	}
+	return used, c.kv.fragmentation(running, c.kvBlk, func(r *Request) float64 { return float64(r.SeqLen()) * c.perTok }), util
 }
 
 // stuck: admission takes candidates in order while their KV fits, and the blocks the
 // running requests hold only grow.
-func (o *offload) stuck() bool { return true }
+func (c *hermesKV) stuck() bool { return true }
 
 // fragPeak: every running request decodes in a stretch (none waits for room here).
-func (o *offload) fragPeak(running, decode []*Request, m int) (float64, bool) {
+func (c *hermesKV) fragPeak(running, decode []*Request, m int) (float64, bool) {
 	if len(decode) != len(running) {
 		return 0, false
 	}
-	return o.kv.fragAhead(running, m, o.kvBlk, o.sh.KVBytesPerToken()), true
-}
-
-// hermesKVStats is the KV cache as the Hermes family's observe reports it: the blocks in
-// use, the share of them no live token fills (perTok bytes a token) and the share of the
-// capacity in use.
-func hermesKVStats(kv *kvPool, blk, perTok float64, running []*Request) (used int, frag, util float64) {
-	used, capacity := kv.totals()
-	if capacity > 0 {
-		util = float64(used) / float64(capacity)
-	}
-	return used, kv.fragmentation(running, blk, func(r *Request) float64 { return float64(r.SeqLen()) * perTok }), util
+	return c.kv.fragAhead(running, m, c.kvBlk, c.perTok), true
 }

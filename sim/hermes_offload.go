@@ -47,9 +47,8 @@ type offload struct {
 	gpu Device
 	ns  *neuronSim
 
-	lane     []Lane
-	kv       *kvPool
-	kvBlk    float64
+	lane []Lane
+	hermesKV
 	budget   float64 // GPU bytes for weights (and FlexGen's copy buffers) after KV, LM head, predictors
 	kvRoom   float64 // GPU memory beside the LM head (and Deja Vu's predictors), for weights and KV
 	dma      float64 // pinned host-to-GPU bytes/s
@@ -143,6 +142,7 @@ func newOffload(c *Config) (*offload, error) {
 	// the memory holds weights.
 	perTok := sh.KVBytesPerToken()
 	o.kvBlk = float64(hermesKVBlockTokens) * perTok / 2
+	o.perTok = perTok
 	perReq := float64(maxSeqLen(c)) * perTok
 	o.kvRoom = p.GPUWeightGB*1e9 - lm
 	if op.Framework == OffloadDejaVu {
