@@ -95,11 +95,11 @@ type sample struct {
 // (mod per) between a[j] and b[j], or, over a staircase ys (jump_stairs.go), on the plane
 // through a[0], b[0] and c.
 type stretch struct {
-	events  int    // the engine's event count when it began
-	batch   int    // requests decoding
-	id      [2]int // batchID of the requests decoding
-	kvStall bool   // admission's KV stall, which the bubbles' causes depend on
-	k, n    int    // iterations done, in all
+	events  int        // the engine's event count when it began
+	batch   int        // requests decoding
+	decode  []*Request // the requests decoding, as the engine fetched them
+	kvStall bool       // admission's KV stall, which the bubbles' causes depend on
+	k, n    int        // iterations done, in all
 	per     int
 	a, b    []sample
 	c       sample
@@ -250,16 +250,6 @@ func (e *Engine) plainDecode() []*Request {
 	return decode
 }
 
-// batchID identifies a decode batch among those a stretch may meet: its size and the sum of
-// its requests' IDs.
-func batchID(decode []*Request) [2]int {
-	id := [2]int{len(decode), 0}
-	for _, r := range decode {
-		id[1] += r.ID
-	}
-	return id
-}
-
 // startStretch, after an iteration has been stepped, looks for a stretch the next
 // iterations can jump: as long as the same requests decode, up to the first to finish (or
 // reach its context window), the first preemption, the run's step limit and the end of
@@ -329,7 +319,7 @@ func (e *Engine) startStretch(kvStall bool) {
 			same = ok && sameShape(a[r], b[r])
 		}
 		if same {
-			e.jump = &stretch{events: e.events, batch: len(decode), id: batchID(decode), kvStall: kvStall, n: n, per: per, a: a, b: b}
+			e.jump = &stretch{events: e.events, batch: len(decode), decode: decode, kvStall: kvStall, n: n, per: per, a: a, b: b}
 			return
 		}
 		n /= 2
@@ -354,7 +344,7 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 		return nil, false
 	}
 	decode := e.plainDecode()
-	if batchID(decode) != st.id {
+	if !slices.Equal(decode, st.decode) {
 		e.jump = nil
 		return nil, false
 	}

@@ -114,6 +114,6 @@ func (e *Engine) stairFit(j jumper, decode []*Request, ys []int, a sample, kvSta
 			return nil, true
 		}
 	}
-	return &stretch{events: e.events, batch: len(decode), id: batchID(decode), kvStall: kvStall, n: n, per: 1,
+	return &stretch{events: e.events, batch: len(decode), decode: decode, kvStall: kvStall, n: n, per: 1,
 		a: []sample{a}, b: []sample{b}, c: c, ys: ys, plane: p}, true
 }

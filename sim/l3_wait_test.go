@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -23,7 +24,7 @@ func TestL3FragPeakWithWaitingDecodes(t *testing.T) {
 	p := e.sys.(*l3)
 	type seen struct {
 		events, running int
-		fetched         [2]int
+		fetched         []*Request
 		waiting         bool
 		frag, peak      float64
 		ok              bool
@@ -44,7 +45,7 @@ func TestL3FragPeakWithWaitingDecodes(t *testing.T) {
 		}
 		_, frag, _ := p.kvStats(e.running)
 		peak, ok := p.fragPeak(e.running, decode, m)
-		runs = append(runs, seen{e.events, len(e.running), batchID(decode), len(decode) < len(e.running), frag, peak, ok})
+		runs = append(runs, seen{e.events, len(e.running), decode, len(decode) < len(e.running), frag, peak, ok})
 	}
 	checked := 0
 	for i := 0; i+m < len(runs); i++ {
@@ -54,7 +55,7 @@ func TestL3FragPeakWithWaitingDecodes(t *testing.T) {
 		}
 		top, same := 0.0, true
 		for _, b := range runs[i+1 : i+1+m] {
-			same = same && b.events == a.events && b.running == a.running && b.fetched == a.fetched
+			same = same && b.events == a.events && b.running == a.running && slices.Equal(b.fetched, a.fetched)
 			top = max(top, b.frag)
 		}
 		if !same {
@@ -62,7 +63,7 @@ func TestL3FragPeakWithWaitingDecodes(t *testing.T) {
 		}
 		checked++
 		if math.Abs(a.peak-top) > 1e-12 {
-			t.Fatalf("iteration %d, %d of %d requests waiting: fragPeak %v, the next %d iterations reach %v", i+1, a.running-a.fetched[0], a.running, a.peak, m, top)
+			t.Fatalf("iteration %d, %d of %d requests waiting: fragPeak %v, the next %d iterations reach %v", i+1, a.running-len(a.fetched), a.running, a.peak, m, top)
 		}
 	}
 	if checked == 0 {
