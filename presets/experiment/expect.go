@@ -236,8 +236,10 @@ const steadyRequests = 10_000_000
 var slots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // measured keeps each grid point's run: runs are deterministic, and a curve redraws
-// points its expectation's grid already ran.
-var measured sync.Map // gridPoint without its metric → map[string]float64
+// points its expectation's grid already ran. A point asked for while it runs is waited
+// for, not run again: `reproduce` measures every preset at once, and presets share
+// baselines (NeuPIMs' npu-only, L3's own curve point).
+var measured sync.Map // gridPoint without its metric → func() (map[string]float64, error)
 
 // flopUtilization is the metric of a run's flop_utilization, where its system gives one.
 const flopUtilization = "flop_utilization"
@@ -272,9 +274,12 @@ func mean(xs []float64) float64 {
 // it has no figure at this point.
 func measureRun(p gridPoint) (map[string]float64, error) {
 	p.metric = ""
-	if v, ok := measured.Load(p); ok {
-		return v.(map[string]float64), nil
-	}
+	run, _ := measured.LoadOrStore(p, sync.OnceValues(func() (map[string]float64, error) { return runPoint(p) }))
+	return run.(func() (map[string]float64, error))()
+}
+
+// runPoint runs grid point p once (measureRun).
+func runPoint(p gridPoint) (map[string]float64, error) {
 	cfg, err := p.config()
 	if err != nil {
 		return nil, err
@@ -283,16 +288,14 @@ func measureRun(p gridPoint) (map[string]float64, error) {
 	slots <- struct{}{}
 	r, err := runToEnd(cfg)
 	<-slots
-	var v map[string]float64
 	var unfit *sim.UnfitError
 	switch {
 	case err == nil:
-		v = r.MetricValues()
-	case !errors.As(err, &unfit):
-		return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
+		return r.MetricValues(), nil
+	case errors.As(err, &unfit):
+		return nil, nil
 	}
-	measured.Store(p, v)
-	return v, nil
+	return nil, fmt.Errorf("%s on %s: %w", p.preset, p.model, err)
 }
 
 // config is the engine configuration of grid point p: its preset on the point's model,

@@ -3,7 +3,9 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/pimtui/pimtui/presets"
@@ -173,5 +175,31 @@ func TestOutcomeFLOPUtilization(t *testing.T) {
 	}
 	if outs[0].FLOPUtilization != nil {
 		t.Errorf("Hermes reports no FLOP peak, yet %v", outs[0].FLOPUtilization)
+	}
+}
+
+// A grid point asked for by several evaluations at once runs once: every caller gets the
+// same run, not a copy measured again beside it.
+func TestConcurrentPointRunsOnce(t *testing.T) {
+	p := gridPoint{preset: "npu-only", model: "gpt3-7b", dataset: "alpaca", batch: 8, method: "steady", steps: 8, warmup: 8, metric: "throughput_tok_s"}
+	const callers = 8
+	runs := make([]map[string]float64, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			var err error
+			if runs[i], err = measureRun(p); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if r == nil || reflect.ValueOf(r).UnsafePointer() != reflect.ValueOf(runs[0]).UnsafePointer() {
+			t.Fatalf("caller %d got a run of its own (%p, first %p): the point ran more than once", i, r, runs[0])
+		}
+	}
+	if v := metric(runs[0], p.metric); !(v > 0) {
+		t.Errorf("throughput %v, want > 0", v)
 	}
 }
