@@ -80,38 +80,10 @@ func evaluate(name string, exps []presets.Expect, workers int) ([]Outcome, error
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var points []gridPoint
+	points := gridPoints(name, exps)
 	index := map[gridPoint]int{}
-	add := func(p gridPoint) {
-		if _, ok := index[p]; !ok {
-			index[p] = len(points)
-			points = append(points, p)
-		}
-	}
-	// A grid without tp or pp leaves each preset (the tested one and its baselines) at its
-	// own split: 0 below means "as the preset file says".
-	split := func(e presets.Expect, i int) (int, int) {
-		tp, pp := 0, 0
-		if i < len(e.Grid.TP) {
-			tp = e.Grid.TP[i]
-		}
-		if i < len(e.Grid.PP) {
-			pp = e.Grid.PP[i]
-		}
-		return tp, pp
-	}
-	for _, e := range exps {
-		for i, m := range e.Grid.Model {
-			tp, pp := split(e, i)
-			for _, d := range datasetsOf(e, i) {
-				for _, b := range batchesOf(e, i) {
-					add(point(name, e, m, d, tp, pp, b))
-					for _, v := range baselines(e) {
-						add(point(v, e, m, d, tp, pp, b))
-					}
-				}
-			}
-		}
+	for i, p := range points {
+		index[p] = i
 	}
 	runs := make([]map[string]float64, len(points))
 	errs := make([]error, len(points))
@@ -218,6 +190,44 @@ func batchesOf(e presets.Expect, i int) []int {
 	return out
 }
 
+// gridPoints are the runs the expectations exps of preset name measure, each once, in
+// the grids' order.
+func gridPoints(name string, exps []presets.Expect) []gridPoint {
+	var points []gridPoint
+	add := func(p gridPoint) {
+		if !slices.Contains(points, p) {
+			points = append(points, p)
+		}
+	}
+	for _, e := range exps {
+		for i, m := range e.Grid.Model {
+			tp, pp := split(e, i)
+			for _, d := range datasetsOf(e, i) {
+				for _, b := range batchesOf(e, i) {
+					add(point(name, e, m, d, tp, pp, b))
+					for _, v := range baselines(e) {
+						add(point(v, e, m, d, tp, pp, b))
+					}
+				}
+			}
+		}
+	}
+	return points
+}
+
+// split is the tensor and pipeline split of grid model i of e. A grid without tp or pp
+// leaves each preset (the tested one and its baselines) at its own split: 0 means "as the
+// preset file says".
+func split(e presets.Expect, i int) (tp, pp int) {
+	if i < len(e.Grid.TP) {
+		tp = e.Grid.TP[i]
+	}
+	if i < len(e.Grid.PP) {
+		pp = e.Grid.PP[i]
+	}
+	return tp, pp
+}
+
 // baselines are the presets e compares against: versus and best_of (none for an absolute
 // expectation).
 func baselines(e presets.Expect) []string {
@@ -273,17 +283,20 @@ func mean(xs []float64) float64 {
 // run's metrics (Metrics). A system that cannot hold a request of the workload gives nil:
 // it has no figure at this point.
 func measureRun(p gridPoint) (map[string]float64, error) {
-	p.metric = ""
-	run, _ := measured.LoadOrStore(p, sync.OnceValues(func() (map[string]float64, error) { return runPoint(p) }))
-	return run.(func() (map[string]float64, error))()
-}
-
-// runPoint runs grid point p once (measureRun).
-func runPoint(p gridPoint) (map[string]float64, error) {
 	cfg, err := p.config()
 	if err != nil {
 		return nil, err
 	}
+	p.metric = ""
+	// A grid that names the preset's own split and one that leaves it to the preset ask
+	// for the same run.
+	p.tp, p.pp = max(1, cfg.TP), max(1, cfg.PP)
+	run, _ := measured.LoadOrStore(p, sync.OnceValues(func() (map[string]float64, error) { return runPoint(p, cfg) }))
+	return run.(func() (map[string]float64, error))()
+}
+
+// runPoint runs grid point p, configured as cfg, once (measureRun).
+func runPoint(p gridPoint, cfg sim.Config) (map[string]float64, error) {
 	cfg.Recycle = true
 	slots <- struct{}{}
 	r, err := runToEnd(cfg)

@@ -203,3 +203,49 @@ func TestConcurrentPointRunsOnce(t *testing.T) {
 		t.Errorf("throughput %v, want > 0", v)
 	}
 }
+
+// Runs are shared by their resolved split: a grid point that names its preset's own split
+// builds exactly the configuration of the point that leaves the split to the preset, so
+// measuring them once is measuring both. Checked on every declared grid point and curve.
+func TestSplitKeyedPointsAreOneConfiguration(t *testing.T) {
+	shared := 0
+	for _, n := range presets.Names() {
+		f, err := presets.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts := gridPoints(n, f.Expect)
+		if tr, ok, err := TrendPlan(n); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			e := f.Expect[slices.IndexFunc(f.Expect, func(x presets.Expect) bool { return x.ID == tr.Expect })]
+			for _, s := range tr.Series {
+				for _, b := range tr.Batches {
+					pts = append(pts, point(s.Preset, e, tr.Model, tr.Dataset, tr.TP, tr.PP, b))
+				}
+			}
+		}
+		for _, p := range pts {
+			cfg, err := p.config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := p
+			q.tp, q.pp = max(1, cfg.TP), max(1, cfg.PP)
+			if q == p {
+				continue
+			}
+			named, err := q.config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg, named) {
+				t.Errorf("%v and %v resolve to the same split but build different configurations", p, q)
+			}
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Error("no grid point leaves its split to its preset: the check checked nothing")
+	}
+}
