@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/maphash"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -51,6 +54,9 @@ type packer struct {
 	vals map[uint64]int32
 	rows map[uint64][]int32
 	ends []Time
+	ids  []int32 // each span's operation, this iteration
+	used []int32 // each operation's latest span, this iteration
+	seed maphash.Seed
 }
 
 // opHash hashes what a span shares with the other spans of its operation. It takes the
@@ -88,9 +94,16 @@ func (p *packer) op(ps *packedSnap, sp *Span) int32 {
 	return id
 }
 
+// sameOp reports whether sp is an instance of k, bit for bit.
+func sameOp(k *opKey, sp *Span) bool {
+	return k.Name == sp.Name && k.Dur == sp.Dur && k.SubBatch == sp.SubBatch &&
+		math.Float64bits(k.FLOPs) == math.Float64bits(sp.FLOPs) && math.Float64bits(k.Bytes) == math.Float64bits(sp.Bytes)
+}
+
 func (p *packer) pack(s *Snapshot) *packedSnap {
 	if p.ops == nil {
 		p.ops, p.more, p.vals, p.rows = map[uint64]int32{}, map[opKey]int32{}, map[uint64]int32{}, map[uint64][]int32{}
+		p.seed = maphash.MakeSeed()
 	}
 	ps := &packedSnap{rest: *s}
 	tl := &ps.rest.Timeline
@@ -135,9 +148,29 @@ func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 	b = binary.AppendUvarint(b, uint64(len(tl.Critical)))
 	ends := p.laneEnd(len(tl.Lanes))
 	var layer, stage int
+	// An iteration repeats its operations layer after layer (or sub-batch after
+	// sub-batch): a span is most often the operation of the span one period back, the
+	// distance between the last two spans of an operation, which costs a comparison
+	// where the table costs a hash and a lookup.
+	p.ids, p.used = p.ids[:0], p.used[:0]
+	period := 0
 	for i := range tl.Spans {
 		sp := &tl.Spans[i]
-		id := p.op(ps, sp)
+		id := int32(-1)
+		if period > 0 && period <= i {
+			if c := p.ids[i-period]; sameOp(&ps.ops[c], sp) {
+				id = c
+			}
+		}
+		if id < 0 {
+			id = p.op(ps, sp)
+			if int(id) == len(p.used) {
+				p.used = append(p.used, int32(i))
+			}
+			period = i - int(p.used[id])
+		}
+		p.used[id] = int32(i)
+		p.ids = append(p.ids, id)
 		end := endAt(ends, sp.Lane)
 		b = binary.AppendUvarint(b, uint64(id))
 		b = binary.AppendVarint(b, int64(sp.Lane))
@@ -186,7 +219,7 @@ func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
 	owner := 0
 	for r := range g.Rows {
 		lo, hi := r*g.Cols, (r+1)*g.Cols
-		h := rowHash(g, lo, hi)
+		h := p.rowHash(g, lo, hi)
 		same := -1
 		for _, q := range p.rows[h] {
 			if rowsEqual(g, int(q)*g.Cols, lo) {
@@ -210,24 +243,25 @@ func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
 	return b, vals
 }
 
-func rowHash(g *BankGrid, lo, hi int) uint64 {
-	h := uint64(14695981039346656037)
-	for i := lo; i < hi; i++ {
-		h = (h ^ math.Float64bits(g.PIM[i])) * 1099511628211
-		h = (h ^ math.Float64bits(g.Mem[i])) * 1099511628211
-		h = (h ^ uint64(g.Owner[i])) * 1099511628211
-	}
-	return h
+// rowHash hashes a row's cells as the bytes they are (a row is kilobytes; hashing it
+// value by value was most of packing a grid).
+func (p *packer) rowHash(g *BankGrid, lo, hi int) uint64 {
+	return maphash.Bytes(p.seed, words(g.PIM[lo:hi])) ^
+		bits.RotateLeft64(maphash.Bytes(p.seed, words(g.Mem[lo:hi])), 21) ^
+		bits.RotateLeft64(maphash.Bytes(p.seed, words(g.Owner[lo:hi])), 42)
 }
 
+// rowsEqual reports whether the rows starting at cells a and b hold the same bits.
 func rowsEqual(g *BankGrid, a, b int) bool {
-	for j := range g.Cols {
-		if math.Float64bits(g.PIM[a+j]) != math.Float64bits(g.PIM[b+j]) ||
-			math.Float64bits(g.Mem[a+j]) != math.Float64bits(g.Mem[b+j]) || g.Owner[a+j] != g.Owner[b+j] {
-			return false
-		}
-	}
-	return true
+	n := g.Cols
+	return bytes.Equal(words(g.PIM[a:a+n]), words(g.PIM[b:b+n])) &&
+		bytes.Equal(words(g.Mem[a:a+n]), words(g.Mem[b:b+n])) &&
+		bytes.Equal(words(g.Owner[a:a+n]), words(g.Owner[b:b+n]))
+}
+
+// words is the memory of a non-empty slice.
+func words[T float64 | int](v []T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), int(unsafe.Sizeof(v[0]))*len(v))
 }
 
 // unpack rebuilds the snapshot ps was packed from.
