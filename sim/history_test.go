@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // TestPackRoundTrip packs a timeline whose operations repeat with a period and then
@@ -43,5 +44,52 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 	if n := len(p.pack(snap).ops); n != 6 {
 		t.Fatalf("the table holds %d operations, want 6", n)
+	}
+}
+
+// TestRelease checks that a released snapshot's memory carries the next iteration, that
+// the newest iteration is never taken, and that the history still gives back every
+// iteration as an engine that is handed nothing back steps it.
+func TestRelease(t *testing.T) {
+	e, snaps := steppedWithHistory(t, 16, 3)
+	_, ref := steppedWithHistory(t, 16, 8)
+	e.Release(snaps[2])
+	if e.freed != nil {
+		t.Fatal("the engine took the newest iteration's memory")
+	}
+	e.Release(snaps[1])
+	s, err := e.Step()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(s.Timeline.Spans) != unsafe.SliceData(snaps[1].Timeline.Spans) {
+		t.Fatal("the next iteration did not reuse the released snapshot's spans")
+	}
+	if !reflect.DeepEqual(s, ref[3]) || !reflect.DeepEqual(snaps[2], ref[2]) {
+		t.Fatal("reusing a released snapshot changed an iteration")
+	}
+	for range 4 {
+		prev := s
+		if s, err = e.Step(); err != nil {
+			t.Fatal(err)
+		}
+		e.Release(prev)
+	}
+	for i := 6; i >= 0; i-- {
+		if b := e.Back(); !reflect.DeepEqual(b, ref[i]) {
+			t.Fatalf("stepping back to iteration %d gave a different snapshot", i+1)
+		}
+	}
+
+	c := testNeuPIMs()
+	c.Recycle = true
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.Step()
+	r.Step()
+	if r.Release(old); r.freed != nil {
+		t.Fatal("a recycling engine, which keeps no history, took a released snapshot")
 	}
 }
