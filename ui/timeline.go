@@ -127,7 +127,9 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 			sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
 		}
 		bb := m.bubLane[l]
-		sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		if !sort.SliceIsSorted(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start }) {
+			sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		}
 	}
 	if m.layer >= len(m.layers) {
 		m.layer = -1
