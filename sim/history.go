@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -57,6 +58,12 @@ type packer struct {
 	ids  []int32 // each span's operation, this iteration
 	used []int32 // each operation's latest span, this iteration
 	seed maphash.Seed
+	// The packed iteration is written here, then copied out at its exact size: sizes
+	// guessed ahead either grew (each growth a copy and the old array garbage) or were
+	// kept in the history with room to spare.
+	buf  []byte
+	opsB []opKey
+	valB []float64
 }
 
 // opHash hashes what a span shares with the other spans of its operation. It takes the
@@ -113,7 +120,9 @@ func (p *packer) pack(s *Snapshot) *packedSnap {
 			ps.nilSet |= 1 << bit
 		}
 	}
+	ps.ops = p.opsB[:0]
 	ps.tl = p.packTimeline(ps, &s.Timeline)
+	p.opsB, ps.ops = ps.ops, slices.Clone(ps.ops)
 	g := &s.Banks
 	if g.packable() {
 		ps.grid, ps.vals = p.packGrid(g)
@@ -142,7 +151,7 @@ func endAt(ends []Time, lane int) *Time {
 func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 	clear(p.ops)
 	clear(p.more)
-	b := make([]byte, 0, 6*len(tl.Spans)+10*len(tl.Bubbles)+2*len(tl.Critical)+16)
+	b := p.buf[:0]
 	b = binary.AppendUvarint(b, uint64(len(tl.Spans)))
 	b = binary.AppendUvarint(b, uint64(len(tl.Bubbles)))
 	b = binary.AppendUvarint(b, uint64(len(tl.Critical)))
@@ -196,7 +205,8 @@ func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 		b = binary.AppendVarint(b, int64(c-prev))
 		prev = c
 	}
-	return b
+	p.buf = b
+	return slices.Clone(b)
 }
 
 // packGrid writes each row as a reference to an identical earlier row or as its cells:
@@ -204,7 +214,7 @@ func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
 	clear(p.vals)
 	clear(p.rows)
-	var vals []float64
+	vals := p.valB[:0]
 	val := func(v float64) uint64 {
 		bits := math.Float64bits(v)
 		id, ok := p.vals[bits]
@@ -215,7 +225,7 @@ func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
 		}
 		return uint64(id)
 	}
-	b := make([]byte, 0, g.Rows*4+g.Rows*g.Cols/4)
+	b := p.buf[:0]
 	owner := 0
 	for r := range g.Rows {
 		lo, hi := r*g.Cols, (r+1)*g.Cols
@@ -240,7 +250,8 @@ func (p *packer) packGrid(g *BankGrid) ([]byte, []float64) {
 			owner = g.Owner[i]
 		}
 	}
-	return b, vals
+	p.buf, p.valB = b, vals
+	return slices.Clone(b), slices.Clone(vals)
 }
 
 // rowHash hashes a row's cells as the bytes they are (a row is kilobytes; hashing it
