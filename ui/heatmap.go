@@ -567,16 +567,25 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	b := block{owner: -1}
 	n := 0
 	clear(votes)
+	// The maxima start at +0 and only grow, so a comparison (or a NaN, which max
+	// keeps) gives what max would, at a fraction of its cost.
 	for r := r0; r < min(r0+fr, g.Rows); r++ {
-		for c := c0; c < min(c0+fc, g.Cols); c++ {
-			i := r*g.Cols + c
-			p, mm := g.PIM[i], g.Mem[i]
+		lo, hi := r*g.Cols+c0, r*g.Cols+max(c0, min(c0+fc, g.Cols))
+		for i, p := range g.PIM[lo:hi] {
+			mm := g.Mem[lo+i]
 			b.pim += p
 			b.mem += mm
-			b.pimMax, b.memMax = max(b.pimMax, p), max(b.memMax, mm)
-			n++
-			if votes != nil && i < len(g.Owner) {
-				votes[g.Owner[i]]++
+			if p > b.pimMax || p != p {
+				b.pimMax = p
+			}
+			if mm > b.memMax || mm != mm {
+				b.memMax = mm
+			}
+		}
+		n += hi - lo
+		if votes != nil && lo < len(g.Owner) {
+			for _, o := range g.Owner[lo:min(hi, len(g.Owner))] {
+				votes[o]++
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pimtui/pimtui/sim"
 )
 
 // TestMinMax checks minMax against slices.Min and slices.Max bit for bit, on every
@@ -32,4 +34,56 @@ func TestMinMax(t *testing.T) {
 
 func same(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+}
+
+// TestBlock checks a shown cell's sums and maxima against max itself, over blocks
+// that run off the grid's edges and values that include negative zeros and NaNs.
+func TestBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	special := []float64{math.Copysign(0, -1), 0, 1, math.NaN()}
+	g := sim.BankGrid{Rows: 7, Cols: 9}
+	n := g.Rows * g.Cols
+	g.PIM, g.Mem, g.Owner = make([]float64, n), make([]float64, n), make([]int, n)
+	for trial := range 40 {
+		for i := range n {
+			g.PIM[i], g.Mem[i], g.Owner[i] = rng.Float64(), rng.Float64(), rng.IntN(3)
+			if trial%2 == 1 && rng.IntN(5) == 0 {
+				g.PIM[i] = special[rng.IntN(len(special)-trial%4/2)]
+				g.Mem[i] = special[rng.IntN(len(special))]
+			}
+		}
+		m := &heatmap{snap: &sim.Snapshot{Banks: g}}
+		for r0 := 0; r0 < g.Rows+1; r0 += 2 {
+			for c0 := 0; c0 < g.Cols+2; c0 += 3 {
+				got := m.block(r0, c0, 3, 4, map[int]int{})
+				want := block{owner: -1}
+				cells := 0
+				votes := map[int]int{}
+				for r := r0; r < min(r0+3, g.Rows); r++ {
+					for c := c0; c < min(c0+4, g.Cols); c++ {
+						i := r*g.Cols + c
+						want.pim += g.PIM[i]
+						want.mem += g.Mem[i]
+						want.pimMax, want.memMax = max(want.pimMax, g.PIM[i]), max(want.memMax, g.Mem[i])
+						votes[g.Owner[i]]++
+						cells++
+					}
+				}
+				if cells > 0 {
+					want.pim /= float64(cells)
+					want.mem /= float64(cells)
+				}
+				best := 0
+				for o, v := range votes {
+					if v > best || (v == best && o > want.owner) {
+						want.owner, best = o, v
+					}
+				}
+				if !same(got.pim, want.pim) || !same(got.mem, want.mem) || !same(got.pimMax, want.pimMax) ||
+					!same(got.memMax, want.memMax) || got.owner != want.owner {
+					t.Fatalf("block at %d,%d: %+v, want %+v", r0, c0, got, want)
+				}
+			}
+		}
+	}
 }
