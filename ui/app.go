@@ -679,7 +679,12 @@ func (m *Model) render() string {
 			cols[i] = frame(m.c.Styles, p.Title(), body, c.w, b.h, c.id == m.focus)
 		}
 		for y := range b.h {
+			n := 0
+			for _, col := range cols {
+				n += len(col[y])
+			}
 			var sb strings.Builder
+			sb.Grow(n)
 			for _, col := range cols {
 				sb.WriteString(col[y])
 			}
