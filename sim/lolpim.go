@@ -1042,7 +1042,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 	if len(p.gPIM) == cells && len(p.gMem) == cells && len(p.gOwner) == cells {
 		// A recycling engine's caller reads each snapshot before the next step, as it does
 		// the timeline, and a released snapshot is not read again, so the grid's buffers
-		// are reused (every cell is rewritten below); a released one's only once.
+		// are reused (every cell is rewritten below); a released snapshot's serve one grid.
 		g.PIM, g.Mem, g.Owner = p.gPIM, p.gMem, p.gOwner
 		if !p.cfg.Recycle {
 			p.gPIM, p.gMem, p.gOwner = nil, nil, nil

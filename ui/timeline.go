@@ -62,9 +62,8 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	tl := &s.Timeline
 	n := len(tl.Lanes)
 	// Index the spans and bubbles by lane in slices sized exactly, reusing last step's
-	// arrays when they are large enough.
-	// The spans are hundreds of kilobytes: one pass counts them by lane and finds the
-	// layers, the next indexes them.
+	// arrays when they are large enough. The spans are hundreds of kilobytes, so one pass
+	// counts them by lane and finds the layers, and the next indexes them.
 	count := make([]int, 2*n)
 	nl := tl.Layers
 	for i := range tl.Spans {
