@@ -108,6 +108,7 @@ type Engine struct {
 	history    []*packedSnap
 	histBytes  int // memory the history holds
 	pk         packer
+	freed      *Snapshot // released by the caller, its memory for the next iteration (Release)
 	back       int
 	last       *Snapshot // the newest iteration
 	cur        *Snapshot // after Back, the iteration at the position replayed from
@@ -514,6 +515,8 @@ func (e *Engine) advance(it *iteration) error {
 	if e.cfg.Recycle && e.spare != nil {
 		it.s = e.spare
 		it.s.Reset(e.sys.lanes())
+	} else if s := e.reclaim(e.sys.lanes()); s != nil {
+		it.s = s
 	} else {
 		it.s = NewSchedule(e.sys.lanes(), e.spanHint, e.bubbleHint)
 		if e.cfg.Recycle {

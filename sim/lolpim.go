@@ -164,7 +164,8 @@ type lolpim struct {
 	notes        []string // heat-map row labels
 	outName      []string // hand-off op name of each stage
 
-	// Snapshot buffers a recycling engine reuses.
+	// Snapshot buffers a recycling engine reuses, or a released snapshot's grid cells
+	// (reuseGrid) for the next grid.
 	gPIM, gMem []float64
 	gOwner     []int
 	holders    []KVHolder
@@ -1038,10 +1039,14 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 	g.RowKind, g.ColKind = "module", "bank"
 	g.Rows, g.Cols, g.ColGroup = p.mods, p.P, Bc
 	cells := g.Rows * g.Cols
-	if p.cfg.Recycle && len(p.gPIM) == cells {
+	if len(p.gPIM) == cells && len(p.gMem) == cells && len(p.gOwner) == cells {
 		// A recycling engine's caller reads each snapshot before the next step, as it does
-		// the timeline, so the grid's buffers are reused (every cell is rewritten below).
+		// the timeline, and a released snapshot is not read again, so the grid's buffers
+		// are reused (every cell is rewritten below); a released snapshot's serve one grid.
 		g.PIM, g.Mem, g.Owner = p.gPIM, p.gMem, p.gOwner
+		if !p.cfg.Recycle {
+			p.gPIM, p.gMem, p.gOwner = nil, nil, nil
+		}
 	} else {
 		g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 		if p.cfg.Recycle {
@@ -1116,6 +1121,11 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 	if sum > 0 {
 		snap.Metrics.LoadImbalance = mx / (sum / float64(len(load)))
 	}
+}
+
+// reuseGrid takes a released snapshot's grid cells for the next grid.
+func (p *lolpim) reuseGrid(pim, mem []float64, owner []int) {
+	p.gPIM, p.gMem, p.gOwner = pim, mem, owner
 }
 
 // rowNotes labels each module with its node, stage and TP rank; the labels never change,

@@ -2,7 +2,7 @@ package sim
 
 // Snapshot is the immutable state of the system after one iteration: everything a view
 // needs and nothing it must recompute (docs/architecture.md). A Snapshot is never changed after
-// Step returns it.
+// Step returns it, unless the caller hands it back (Engine.Release).
 type Snapshot struct {
 	Step     int  // 1-based iteration number
 	Now      Time // simulated time at the end of the iteration

@@ -327,11 +327,17 @@ func (m *Model) adopt(e *sim.Engine, cfg sim.Config, fresh bool) tea.Cmd {
 	return m.request(false)
 }
 
+// setSnapshot shows s in every pane. The snapshot shown before is read by nothing once
+// the panes have s, so the engine may lay a later iteration into its memory.
 func (m *Model) setSnapshot(s *sim.Snapshot) {
 	noBanks, neurons := m.snap != nil && m.snap.Banks.Rows == 0, m.neuronsShown()
+	old := m.snap
 	m.snap = s
 	for _, p := range m.panes {
 		p.SetSnapshot(s)
+	}
+	if old != nil && old != s {
+		m.eng.Release(old)
 	}
 	if noBanks != (s.Banks.Rows == 0) || neurons != m.neuronsShown() {
 		m.relayout()
@@ -673,7 +679,12 @@ func (m *Model) render() string {
 			cols[i] = frame(m.c.Styles, p.Title(), body, c.w, b.h, c.id == m.focus)
 		}
 		for y := range b.h {
+			n := 0
+			for _, col := range cols {
+				n += len(col[y])
+			}
 			var sb strings.Builder
+			sb.Grow(n)
 			for _, col := range cols {
 				sb.WriteString(col[y])
 			}

@@ -42,6 +42,17 @@ type cmpSide struct {
 	ended bool
 }
 
+// show puts snap on the side's timeline and hands the snapshot shown before back to the
+// engine, which nothing reads once the timeline has snap.
+func (s *cmpSide) show(snap *sim.Snapshot) {
+	old := s.snap
+	s.snap = snap
+	s.tl.SetSnapshot(snap)
+	if old != nil && old != snap {
+		s.eng.Release(old)
+	}
+}
+
 // Compare is the compare view: two engines on the same request stream, stepped in
 // lockstep (one command advances both, off the UI goroutine, one in flight), side by
 // side with a strip of their differences per step.
@@ -239,8 +250,8 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 	case msg.back:
 		for i, s := range m.sides {
 			if msg.moved[i] && msg.snaps[i] != nil {
-				s.snap, s.ended = msg.snaps[i], false
-				s.tl.SetSnapshot(s.snap)
+				s.show(msg.snaps[i])
+				s.ended = false
 			}
 		}
 		m.step--
@@ -258,8 +269,7 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 				m.err, m.playing, m.pending = fmt.Errorf("side %s (%s): %w", SideLetter(i), s.Name, err), false, 0
 				status = m.setStatus("the run stopped: "+m.err.Error(), true)
 			default:
-				s.snap = msg.snaps[i]
-				s.tl.SetSnapshot(s.snap)
+				s.show(msg.snaps[i])
 				advanced = true
 			}
 		}

@@ -176,13 +176,27 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.scroll()
 }
 
-// minMax is slices.Min and slices.Max of a non-empty slice in one pass over it.
+// minMax is slices.Min and slices.Max of a non-empty slice in one pass over it. It
+// keeps four minima and maxima, merged at the end, so the processor overlaps their
+// comparisons; min and max are associative and commutative, NaN and −0 included, so the
+// result is the same.
 func minMax(v []float64) (float64, float64) {
-	lo, hi := v[0], v[0]
-	for _, x := range v[1:] {
-		lo, hi = min(lo, x), max(hi, x)
+	var lo, hi [4]float64
+	for k := range lo {
+		lo[k], hi[k] = v[0], v[0]
 	}
-	return lo, hi
+	i := 1
+	for ; i+4 <= len(v); i += 4 {
+		w := v[i : i+4 : i+4]
+		lo[0], hi[0] = min(lo[0], w[0]), max(hi[0], w[0])
+		lo[1], hi[1] = min(lo[1], w[1]), max(hi[1], w[1])
+		lo[2], hi[2] = min(lo[2], w[2]), max(hi[2], w[2])
+		lo[3], hi[3] = min(lo[3], w[3]), max(hi[3], w[3])
+	}
+	for _, x := range v[i:] {
+		lo[0], hi[0] = min(lo[0], x), max(hi[0], x)
+	}
+	return min(lo[0], lo[1], lo[2], lo[3]), max(hi[0], hi[1], hi[2], hi[3])
 }
 
 // grid is the snapshot's bank grid, or nil when the system has none.
@@ -553,16 +567,25 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	b := block{owner: -1}
 	n := 0
 	clear(votes)
+	// The maxima start at +0 and only grow, so a comparison (or a NaN, which max
+	// keeps) gives what max would, at a fraction of its cost.
 	for r := r0; r < min(r0+fr, g.Rows); r++ {
-		for c := c0; c < min(c0+fc, g.Cols); c++ {
-			i := r*g.Cols + c
-			p, mm := g.PIM[i], g.Mem[i]
+		lo, hi := r*g.Cols+c0, r*g.Cols+max(c0, min(c0+fc, g.Cols))
+		for i, p := range g.PIM[lo:hi] {
+			mm := g.Mem[lo+i]
 			b.pim += p
 			b.mem += mm
-			b.pimMax, b.memMax = max(b.pimMax, p), max(b.memMax, mm)
-			n++
-			if votes != nil && i < len(g.Owner) {
-				votes[g.Owner[i]]++
+			if p > b.pimMax || p != p {
+				b.pimMax = p
+			}
+			if mm > b.memMax || mm != mm {
+				b.memMax = mm
+			}
+		}
+		n += hi - lo
+		if votes != nil && lo < len(g.Owner) {
+			for _, o := range g.Owner[lo:min(hi, len(g.Owner))] {
+				votes[o]++
 			}
 		}
 	}

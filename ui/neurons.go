@@ -37,7 +37,8 @@ type neurons struct {
 	c         *Common
 	w, h      int
 	snap      *sim.Snapshot
-	placement []placement
+	placement []placement // opPlacement of snap, made when first drawn (placed)
+	placed    bool
 
 	mode   neuronMode
 	cr, cc int      // cursor: layer, column over the QKV bins then the MLP bins
@@ -58,7 +59,9 @@ func (m *neurons) SetSize(w, h int) { m.w, m.h = w, h }
 
 func (m *neurons) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
-	m.placement = opPlacement(&s.Timeline)
+	// The placement walks every span; only the pane of a system without a neuron
+	// partition, drawn with room for it, shows it, so it waits for that.
+	m.placement, m.placed = nil, false
 	nr := &s.Neurons
 	m.layers, m.bins, m.block = 0, [2]int{}, m.block[:0]
 	for _, b := range nr.Blocks {
@@ -536,6 +539,9 @@ func (m *neurons) reasonView() string {
 	}
 	for _, l := range wrap(reason, m.w) {
 		lines = append(lines, st.Faint.render(l))
+	}
+	if !m.placed && len(lines)+2 < m.h {
+		m.placement, m.placed = opPlacement(&m.snap.Timeline), true
 	}
 	if len(m.placement) > 0 && len(lines)+2 < m.h {
 		lines = append(lines, "")

@@ -62,12 +62,16 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	tl := &s.Timeline
 	n := len(tl.Lanes)
 	// Index the spans and bubbles by lane in slices sized exactly, reusing last step's
-	// arrays when they are large enough.
+	// arrays when they are large enough. The spans are hundreds of kilobytes, so one pass
+	// counts them by lane and finds the layers, and the next indexes them.
 	count := make([]int, 2*n)
-	for _, sp := range tl.Spans {
+	nl := tl.Layers
+	for i := range tl.Spans {
+		sp := &tl.Spans[i]
 		if sp.Lane >= 0 && sp.Lane < n {
 			count[sp.Lane]++
 		}
+		nl = max(nl, sp.Layer+1)
 	}
 	for _, b := range tl.Bubbles {
 		if b.Lane >= 0 && b.Lane < n {
@@ -91,15 +95,12 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	}
 	m.busy = make([]sim.Time, n)
 	m.sbUsed = [3]bool{}
-	nl := tl.Layers
-	for _, sp := range tl.Spans {
-		nl = max(nl, sp.Layer+1)
-	}
 	m.layers = make([][2]sim.Time, nl)
 	for i := range m.layers {
 		m.layers[i] = [2]sim.Time{-1, -1}
 	}
-	for i, sp := range tl.Spans {
+	for i := range tl.Spans {
+		sp := &tl.Spans[i]
 		if sp.Lane < 0 || sp.Lane >= n {
 			continue
 		}
@@ -127,7 +128,9 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 			sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
 		}
 		bb := m.bubLane[l]
-		sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		if !sort.SliceIsSorted(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start }) {
+			sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		}
 	}
 	if m.layer >= len(m.layers) {
 		m.layer = -1
