@@ -662,7 +662,9 @@ func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
 // short for three such periods may still lie within every request's current K slot, where
 // only the V steps kink: there the period is vTokens. Once the host memory is full, the
 // requests that wait for room (§5.3 step 1) line up on slot boundaries and every stretch
-// between two of them is one slot long.
+// between two of them is one slot long. A batch whose lengths agree modulo the period
+// crosses its slots and steps together, and stairs counts them: the stretch then need not
+// end at a slot.
 func (p *l3) cycle(decode []*Request, n int) (period, limit int) {
 	if p.lc.Attention != L3AttnBankPIM {
 		return 1, math.MaxInt
@@ -676,11 +678,67 @@ func (p *l3) cycle(decode []*Request, n int) (period, limit int) {
 		}
 		slot = min(slot, ceilDiv(s, l.banks)*l.banks-s+1)
 	}
-	period = l.banks / gcd(l.banks, l.vTokens) * l.vTokens
-	if n < 3*period && l.vTokens < period {
+	period = p.slotPeriod()
+	if _, _, ok := p.lockstep(decode); !ok && n < 3*period && l.vTokens < period {
 		return l.vTokens, min(limit, slot)
 	}
 	return period, limit
+}
+
+// slotPeriod is the iterations after which every request's K slot and V step are where
+// they were: the least common multiple of the logic banks and the tokens of a V step.
+func (p *l3) slotPeriod() int {
+	l := p.layout
+	return l.banks / gcd(l.banks, l.vTokens) * l.vTokens
+}
+
+// lockstep reports whether the bank PUs read every request of decode in lock step: their
+// lengths agree modulo slotPeriod, so all cross a K slot or a V step at the same
+// iterations, all are on the same side of the rank PU's buffer (past it a request's
+// scores are read twice), and none has a sliding window, where its length stops growing.
+// It returns the first request's length and which side.
+func (p *l3) lockstep(decode []*Request) (s0 int, past, ok bool) {
+	if p.lc.Attention != L3AttnBankPIM || len(decode) == 0 {
+		return 0, false, false
+	}
+	l, per := p.layout, p.slotPeriod()
+	s0 = decode[0].SeqLen()
+	past = l.bufTokens > 0 && s0 > l.bufTokens
+	for _, r := range decode {
+		s := r.SeqLen()
+		if r.window > 0 || (s-s0)%per != 0 || (l.bufTokens > 0 && s > l.bufTokens) != past {
+			return 0, false, false
+		}
+	}
+	return s0, past, true
+}
+
+// stairs: a batch read in lock step (lockstep) has, at k iterations on, each request's
+// read steps (rankLayout.steps) equal to a constant of its own plus the batch's count
+// y(k) = kRDs·⌈(s0+k)/banks⌉ + ⌈(s0+k)/vTokens⌉ (the K slots counted twice past the
+// buffer) times computeMul, with s0 the first request's length: s − s0 is a multiple of
+// both banks and vTokens, so it comes out of both ceilings whole. Each rankset class's
+// read steps, so each PIM operation's duration, is then affine in y(k), its bytes and
+// FLOPs affine in k, and every other duration constant over the stretch. cycle keeps the
+// stretch below the buffer's edge, so no request changes side in it. Nil for a batch not
+// in lock step, whose residue classes cycle covers.
+var _ stairer = (*l3)(nil)
+
+func (p *l3) stairs(decode []*Request, n int) []int {
+	s0, past, ok := p.lockstep(decode)
+	if !ok {
+		return nil
+	}
+	l := p.layout
+	kRDs := l.kRDs
+	if past {
+		kRDs *= 2
+	}
+	ys := make([]int, n)
+	for k := range ys {
+		ys[k] = kRDs*ceilDiv(s0+k, l.banks) + ceilDiv(s0+k, l.vTokens)
+	}
+	return ys
 }
 
 func gcd(a, b int) int {
