@@ -37,6 +37,7 @@ type l3Emit struct {
 	rsLast  []int // last compute op on each rankset
 	rsBlock []int // last transfer into each rankset
 	order   []int
+	avail   []Time // rankOrder's scratch: when each rankset of order falls idle
 	deps    []int
 	pname   [2]string
 }
@@ -56,16 +57,18 @@ func (e *l3Emit) end(i int) Time {
 }
 
 // rankOrder lists the ranksets in the order they fall idle (receive first what can be
-// received first).
+// received first), ties in rankset order. Each rankset's idle time is read once, not at
+// every comparison: the order is asked twice a layer and sub-batch.
 func (e *l3Emit) rankOrder() []int {
-	e.order = e.order[:0]
+	e.order, e.avail = e.order[:0], e.avail[:0]
 	for r := range e.p.nrs {
 		e.order = append(e.order, r)
+		e.avail = append(e.avail, max(e.end(e.rsLast[r]), e.end(e.rsBlock[r])))
 	}
-	avail := func(r int) Time { return max(e.end(e.rsLast[r]), e.end(e.rsBlock[r])) }
 	for a := 1; a < len(e.order); a++ {
-		for b := a; b > 0 && avail(e.order[b]) < avail(e.order[b-1]); b-- {
+		for b := a; b > 0 && e.avail[b] < e.avail[b-1]; b-- {
 			e.order[b], e.order[b-1] = e.order[b-1], e.order[b]
+			e.avail[b], e.avail[b-1] = e.avail[b-1], e.avail[b]
 		}
 	}
 	return e.order
@@ -317,7 +320,7 @@ func (e *l3Emit) attention(i, l int) {
 			}
 			if len(sb.dec) > 0 {
 				for _, r := range e.rankOrder() {
-					cl := sb.cls[mod(r-l, p.nrs)]
+					cl := &sb.cls[mod(r-l, p.nrs)]
 					if cl.cnt == 0 {
 						continue
 					}
@@ -366,7 +369,7 @@ func (e *l3Emit) attention(i, l int) {
 		qi := e.add(q, e.deps...)
 		e.deps = e.deps[:0]
 		for r := range p.nrs {
-			cl := sb.rl[l*p.nrs+r]
+			cl := &sb.rl[l*p.nrs+r]
 			p.rsRecv[r] += q.Dur
 			e.rsBlock[r] = qi
 			if cl.cnt == 0 {
@@ -422,7 +425,7 @@ func (e *l3Emit) attention(i, l int) {
 }
 
 // pimOp is one rankset's decode attention of one sub-batch and layer.
-func (p *l3) pimOp(cl l3Class, l, lbl, r int) Op {
+func (p *l3) pimOp(cl *l3Class, l, lbl, r int) Op {
 	sh := p.sh
 	name := "dMHA"
 	if p.lc.Attention == L3AttnRankPIM {
@@ -749,10 +752,17 @@ func gcd(a, b int) int {
 }
 
 // decided: the split's choices (§5.3 step 2, longest first, each to the lighter sub-batch)
-// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two.
+// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two. Over
+// a stretch every length grows alike, so the order by length is the same at every probe
+// and the token-balanced split is told by which sub-batch each request of that order
+// went to (side, a bit a request); the other splits, by position or by location, by the
+// sub-batches' requests.
 func (p *l3) decided(sig []int32) []int32 {
 	it := &p.it
-	sig = append(sig, int32(it.n))
+	sig = append(sig, int32(it.n), int32(len(it.sb[0].dec)))
+	if len(it.side) > 0 {
+		return append(sig, it.side...)
+	}
 	for i := range it.n {
 		sig = append(sig, int32(len(it.sb[i].dec)))
 		for _, r := range it.sb[i].dec {
