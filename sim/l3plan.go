@@ -716,17 +716,21 @@ func (p *l3) lockstep(decode []*Request) (s0 int, past, ok bool) {
 	return s0, past, true
 }
 
+// The L3 planner counts the read steps of a batch in lock step as a staircase
+// (jump_stairs.go).
+var _ stairer = (*l3)(nil)
+
 // stairs: a batch read in lock step (lockstep) has, at k iterations on, each request's
 // read steps (rankLayout.steps) equal to a constant of its own plus the batch's count
 // y(k) = kRDs·⌈(s0+k)/banks⌉ + ⌈(s0+k)/vTokens⌉ (the K slots counted twice past the
 // buffer) times computeMul, with s0 the first request's length: s − s0 is a multiple of
 // both banks and vTokens, so it comes out of both ceilings whole. Each rankset class's
 // read steps, so each PIM operation's duration, is then affine in y(k), its bytes and
-// FLOPs affine in k, and every other duration constant over the stretch. cycle keeps the
-// stretch below the buffer's edge, so no request changes side in it. Nil for a batch not
-// in lock step, whose residue classes cycle covers.
-var _ stairer = (*l3)(nil)
-
+// FLOPs affine in k, and every other duration constant over the stretch; the split and
+// the busiest rank compare functions affine in (k, y), so the engine's check at the
+// corners of the hull holds between them. cycle's limit keeps a request below the
+// buffer from passing it, so none changes side in the stretch. Nil for a batch not in
+// lock step, whose residue classes cycle covers.
 func (p *l3) stairs(decode []*Request, n int) []int {
 	s0, past, ok := p.lockstep(decode)
 	if !ok {
