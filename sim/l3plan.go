@@ -756,11 +756,10 @@ func gcd(a, b int) int {
 }
 
 // decided: the split's choices (§5.3 step 2, longest first, each to the lighter sub-batch)
-// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two. Over
-// a stretch every length grows alike, so the order by length is the same at every probe
-// and the token-balanced split is told by which sub-batch each request of that order
-// went to (side, a bit a request); the other splits, by position or by location, by the
-// sub-batches' requests.
+// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two. The
+// probes of a stretch plan one decoding batch, so the token-balanced split is told by
+// which sub-batch each of its requests, in the batch's order, joined (side, a bit a
+// request); the other splits, by position or by location, by the sub-batches' requests.
 func (p *l3) decided(sig []int32) []int32 {
 	it := &p.it
 	sig = append(sig, int32(it.n), int32(len(it.sb[0].dec)))
