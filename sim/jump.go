@@ -109,9 +109,10 @@ type stretch struct {
 
 // signature is what must not change over a stretch for its times to be affine: each
 // span's lane and what set its start, each bubble's lane, cause and awaited span, and the
-// critical path.
+// critical path. It leaves room for a few more, the planner's decisions and its busiest
+// unit (sampleAt), so that appending them does not copy the whole signature.
 func signature(s *Schedule, buf []int32) []int32 {
-	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical); cap(buf) < n {
+	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + 64; cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
 	buf = append(buf[:0], int32(len(s.Spans)), int32(len(s.Bubbles)), int32(len(s.Critical)))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -615,5 +616,66 @@ func TestL3AsyncPrefillKV(t *testing.T) {
 	}
 	if n, _, _, behind := check(false); n == 0 || behind == 0 {
 		t.Errorf("monolithic: %d prefill-KV transfers, %d decode QKV transfers behind them; want the decode path to wait", n, behind)
+	}
+}
+
+// A batch whose lengths agree modulo the 16-token slot crosses its K slots and V steps at
+// the same iterations: its read steps are a constant per request plus one staircase the
+// planner counts, across slot boundaries and past the rank PU's buffer. A batch out of
+// step, on both sides of the buffer or with a sliding window has none, and cycle then
+// keeps the stretch within the current slot.
+func TestL3StairsCountLockstepReads(t *testing.T) {
+	c := testL3()
+	c.Model = l3OPT66B
+	c.TP = 2
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(lens ...int) []*Request {
+		var rs []*Request
+		for i, s := range lens {
+			rs = append(rs, &Request{ID: i + 1, InputLen: s})
+		}
+		return rs
+	}
+	const n = 40
+	for _, lens := range [][]int{{1000, 1016, 1512}, {7, 23}, {131040, 131056}, {131073, 131089, 140001}} {
+		d := batch(lens...)
+		per, limit := p.cycle(d, n)
+		edge := math.MaxInt
+		if last := lens[len(lens)-1]; last <= 131072 {
+			edge = 131072 - last + 1
+		}
+		if per != 16 || limit != edge {
+			t.Errorf("%v: cycle = %d, %d, want the 16-token period up to the buffer's edge, %d", lens, per, limit, edge)
+		}
+		m := min(n, limit)
+		ys := p.stairs(d, m)
+		if len(ys) != m {
+			t.Fatalf("%v: stairs = %v, want %d steps", lens, ys, m)
+		}
+		for k := range m {
+			var got, at0 int64
+			for _, r := range d {
+				got += p.layout.steps(r.SeqLen() + k)
+				at0 += p.layout.steps(r.SeqLen())
+			}
+			if want := at0 + int64(len(d)*p.layout.computeMul*(ys[k]-ys[0])); got != want {
+				t.Errorf("%v at +%d: %d read steps, the staircase says %d", lens, k, got, want)
+			}
+		}
+	}
+	windowed := batch(1000, 1016)
+	windowed[1].window = 4096
+	for name, d := range map[string][]*Request{"out of step": batch(1000, 1004), "both sides of the buffer": batch(131064, 131080), "windowed": windowed} {
+		if ys := p.stairs(d, n); ys != nil {
+			t.Errorf("%s: stairs = %v, want none", name, ys)
+		}
+	}
+	// Out of step, a short stretch's period is the V step's up to the first K slot, which
+	// the request of 1,004 tokens fills at its fifth token.
+	if per, limit := p.cycle(batch(1000, 1004), 12); per != 4 || limit != 5 {
+		t.Errorf("out of step: cycle = %d, %d, want 4, 5", per, limit)
 	}
 }

@@ -37,6 +37,7 @@ type l3Emit struct {
 	rsLast  []int // last compute op on each rankset
 	rsBlock []int // last transfer into each rankset
 	order   []int
+	avail   []Time // rankOrder's scratch: when each rankset of order falls idle
 	deps    []int
 	pname   [2]string
 }
@@ -56,16 +57,18 @@ func (e *l3Emit) end(i int) Time {
 }
 
 // rankOrder lists the ranksets in the order they fall idle (receive first what can be
-// received first).
+// received first), ties in rankset order. Each rankset's idle time is read once, not at
+// every comparison: the order is asked twice a layer and sub-batch.
 func (e *l3Emit) rankOrder() []int {
-	e.order = e.order[:0]
+	e.order, e.avail = e.order[:0], e.avail[:0]
 	for r := range e.p.nrs {
 		e.order = append(e.order, r)
+		e.avail = append(e.avail, max(e.end(e.rsLast[r]), e.end(e.rsBlock[r])))
 	}
-	avail := func(r int) Time { return max(e.end(e.rsLast[r]), e.end(e.rsBlock[r])) }
 	for a := 1; a < len(e.order); a++ {
-		for b := a; b > 0 && avail(e.order[b]) < avail(e.order[b-1]); b-- {
+		for b := a; b > 0 && e.avail[b] < e.avail[b-1]; b-- {
 			e.order[b], e.order[b-1] = e.order[b-1], e.order[b]
+			e.avail[b], e.avail[b-1] = e.avail[b-1], e.avail[b]
 		}
 	}
 	return e.order
@@ -317,7 +320,7 @@ func (e *l3Emit) attention(i, l int) {
 			}
 			if len(sb.dec) > 0 {
 				for _, r := range e.rankOrder() {
-					cl := sb.cls[mod(r-l, p.nrs)]
+					cl := &sb.cls[mod(r-l, p.nrs)]
 					if cl.cnt == 0 {
 						continue
 					}
@@ -366,7 +369,7 @@ func (e *l3Emit) attention(i, l int) {
 		qi := e.add(q, e.deps...)
 		e.deps = e.deps[:0]
 		for r := range p.nrs {
-			cl := sb.rl[l*p.nrs+r]
+			cl := &sb.rl[l*p.nrs+r]
 			p.rsRecv[r] += q.Dur
 			e.rsBlock[r] = qi
 			if cl.cnt == 0 {
@@ -422,7 +425,7 @@ func (e *l3Emit) attention(i, l int) {
 }
 
 // pimOp is one rankset's decode attention of one sub-batch and layer.
-func (p *l3) pimOp(cl l3Class, l, lbl, r int) Op {
+func (p *l3) pimOp(cl *l3Class, l, lbl, r int) Op {
 	sh := p.sh
 	name := "dMHA"
 	if p.lc.Attention == L3AttnRankPIM {
@@ -662,7 +665,9 @@ func (p *l3) probe(s *Schedule, decode []*Request, shift int) bool {
 // short for three such periods may still lie within every request's current K slot, where
 // only the V steps kink: there the period is vTokens. Once the host memory is full, the
 // requests that wait for room (§5.3 step 1) line up on slot boundaries and every stretch
-// between two of them is one slot long.
+// between two of them is one slot long. A batch whose lengths agree modulo the period
+// crosses its slots and steps together, and stairs counts them: the stretch then need not
+// end at a slot.
 func (p *l3) cycle(decode []*Request, n int) (period, limit int) {
 	if p.lc.Attention != L3AttnBankPIM {
 		return 1, math.MaxInt
@@ -676,11 +681,71 @@ func (p *l3) cycle(decode []*Request, n int) (period, limit int) {
 		}
 		slot = min(slot, ceilDiv(s, l.banks)*l.banks-s+1)
 	}
-	period = l.banks / gcd(l.banks, l.vTokens) * l.vTokens
-	if n < 3*period && l.vTokens < period {
+	period = p.slotPeriod()
+	if _, _, ok := p.lockstep(decode); !ok && n < 3*period && l.vTokens < period {
 		return l.vTokens, min(limit, slot)
 	}
 	return period, limit
+}
+
+// slotPeriod is the iterations after which every request's K slot and V step are where
+// they were: the least common multiple of the logic banks and the tokens of a V step.
+func (p *l3) slotPeriod() int {
+	l := p.layout
+	return l.banks / gcd(l.banks, l.vTokens) * l.vTokens
+}
+
+// lockstep reports whether the bank PUs read every request of decode in lock step: their
+// lengths agree modulo slotPeriod, so all cross a K slot or a V step at the same
+// iterations, all are on the same side of the rank PU's buffer (past it a request's
+// scores are read twice), and none has a sliding window, where its length stops growing.
+// It returns the first request's length and which side.
+func (p *l3) lockstep(decode []*Request) (s0 int, past, ok bool) {
+	if p.lc.Attention != L3AttnBankPIM || len(decode) == 0 {
+		return 0, false, false
+	}
+	l, per := p.layout, p.slotPeriod()
+	s0 = decode[0].SeqLen()
+	past = l.bufTokens > 0 && s0 > l.bufTokens
+	for _, r := range decode {
+		s := r.SeqLen()
+		if r.window > 0 || (s-s0)%per != 0 || (l.bufTokens > 0 && s > l.bufTokens) != past {
+			return 0, false, false
+		}
+	}
+	return s0, past, true
+}
+
+// The L3 planner counts the read steps of a batch in lock step as a staircase
+// (jump_stairs.go).
+var _ stairer = (*l3)(nil)
+
+// stairs: a batch read in lock step (lockstep) has, at k iterations on, each request's
+// read steps (rankLayout.steps) equal to a constant of its own plus the batch's count
+// y(k) = kRDs·⌈(s0+k)/banks⌉ + ⌈(s0+k)/vTokens⌉ (the K slots counted twice past the
+// buffer) times computeMul, with s0 the first request's length: s − s0 is a multiple of
+// both banks and vTokens, so it comes out of both ceilings whole. Each rankset class's
+// read steps, so each PIM operation's duration, is then affine in y(k), its bytes and
+// FLOPs affine in k, and every other duration constant over the stretch; the split and
+// the busiest rank compare functions affine in (k, y), so the engine's check at the
+// corners of the hull holds between them. cycle's limit keeps a request below the
+// buffer from passing it, so none changes side in the stretch. Nil for a batch not in
+// lock step, whose residue classes cycle covers.
+func (p *l3) stairs(decode []*Request, n int) []int {
+	s0, past, ok := p.lockstep(decode)
+	if !ok {
+		return nil
+	}
+	l := p.layout
+	kRDs := l.kRDs
+	if past {
+		kRDs *= 2
+	}
+	ys := make([]int, n)
+	for k := range ys {
+		ys[k] = kRDs*ceilDiv(s0+k, l.banks) + ceilDiv(s0+k, l.vTokens)
+	}
+	return ys
 }
 
 func gcd(a, b int) int {
@@ -691,10 +756,16 @@ func gcd(a, b int) int {
 }
 
 // decided: the split's choices (§5.3 step 2, longest first, each to the lighter sub-batch)
-// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two.
+// compare sums of lengths, and whether HBM-PIM or CPU offload runs one batch or two. The
+// probes of a stretch plan one decoding batch, so the token-balanced split is told by
+// which sub-batch each of its requests, in the batch's order, joined (side, a bit a
+// request); the other splits, by position or by location, by the sub-batches' requests.
 func (p *l3) decided(sig []int32) []int32 {
 	it := &p.it
-	sig = append(sig, int32(it.n))
+	sig = append(sig, int32(it.n), int32(len(it.sb[0].dec)))
+	if len(it.side) > 0 {
+		return append(sig, it.side...)
+	}
 	for i := range it.n {
 		sig = append(sig, int32(len(it.sb[i].dec)))
 		for _, r := range it.sb[i].dec {

@@ -60,12 +60,14 @@ type l3Iter struct {
 	n     int        // sub-batches in use
 	order []*Request // scratch for the split
 	keys  []l3Key
+	side  []int32 // the token-balanced split: bit j set when the split's decode[j] went to sub-batch 1
 }
 
 type l3Key struct{ s, id, i int }
 
 func (it *l3Iter) reset(p *l3) {
 	it.n = p.lc.SubBatches
+	it.side = it.side[:0]
 	if p.single {
 		it.n = 1
 	}
@@ -458,7 +460,8 @@ func (p *l3) split(decode []*Request) {
 			load[i] = make([]int64, groups)
 		}
 		var cnt [2]int
-		for _, r := range it.order {
+		it.side = resize(it.side, (len(decode)+31)/32)
+		for k, r := range it.order {
 			g := r.Loc
 			if hostModes {
 				g = p.state(r).off
@@ -466,6 +469,8 @@ func (p *l3) split(decode []*Request) {
 			i := 0
 			if load[1][g] < load[0][g] || load[1][g] == load[0][g] && total[1] < total[0] {
 				i = 1
+				j := it.keys[k].i
+				it.side[j/32] |= 1 << (j % 32)
 			}
 			load[i][g] += int64(r.SeqLen())
 			total[i] += int64(r.SeqLen())
