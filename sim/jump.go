@@ -67,13 +67,23 @@ type jumper interface {
 	balance() (top, mean float64, at int)
 }
 
+// decliner is a planner whose admission may keep a request waiting by choice, not for
+// want of room.
+type decliner interface {
+	// declines is how many of the next m admissions, r at the head of the queue, place
+	// nothing and report the same refusal as the last, decode one token longer each
+	// iteration.
+	declines(running, decode []*Request, r *Request, m int) int
+}
+
 // The planners that jump, checked here so that a change to jumper cannot silently turn
 // one back into a planner that steps every iteration.
 var (
-	_ jumper  = (*l3)(nil)
-	_ jumper  = (*hermes)(nil)
-	_ jumper  = (*offload)(nil)
-	_ stairer = (*hermes)(nil)
+	_ jumper   = (*l3)(nil)
+	_ jumper   = (*hermes)(nil)
+	_ jumper   = (*offload)(nil)
+	_ stairer  = (*hermes)(nil)
+	_ decliner = (*l3)(nil)
 )
 
 // minStretch is the shortest stretch worth its three probes.
@@ -430,9 +440,9 @@ func (e *Engine) kvPeaks() {
 
 // bulk runs, after the stretch's iteration it, as many of its following iterations as
 // nothing can happen in, all but its last, at a cost that does not grow with the batch:
-// nothing happened in it, and in them no admission (nothing waits, the batch is full, or
-// the planner's admission is stuck), no arrival, no preemption (every request's KV fits),
-// and all on one side of the warm-up.
+// nothing happened in it, and in them no admission (nothing waits, the batch is full, the
+// planner's admission is stuck, or it declines the queue's head), no arrival, no
+// preemption (every request's KV fits), and all on one side of the warm-up.
 // Their clock, times and metrics advance one by one as the stretch interpolates them; the
 // decoding requests take their tokens and their KV blocks at the end, as stepping leaves
 // them, and those waiting for room stay as they are.
@@ -442,7 +452,9 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 	if _, ok := e.sys.(readier); ok || e.events != st.events {
 		return
 	}
-	if len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck()) {
+	d, declines := e.sys.(decliner)
+	waits := len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck())
+	if waits && !declines {
 		return
 	}
 	m := st.n - 1 - st.k
@@ -450,6 +462,9 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 		m = min(m, w.Warmup-e.step)
 	}
 	m = e.sys.pool().growsFor(it.decode, m)
+	if waits {
+		m = d.declines(e.running, it.decode, e.queue[0], m)
+	}
 	peak, ok := j.fragPeak(e.running, it.decode, m)
 	if !ok || m < 1 {
 		return
