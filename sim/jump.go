@@ -115,6 +115,21 @@ type stretch struct {
 	c       sample
 	ys      []int
 	plane   plane
+	// The run's time-weighted sums while tick adds to them, per key of keys, so that an
+	// iteration adds without looking its keys up; flush hands them back.
+	keys    []string // util's keys, bubble's, then cause's
+	nu, nb  int      // how many of keys are util's, bubble's
+	sums    []float64
+	causes  []Causes
+	fa, fb  []flat // a's and b's metrics in the order of keys
+	fc      flat
+	pending bool // sums hold additions flush has not handed back
+}
+
+// flat is a sample's metrics in its stretch's order of keys.
+type flat struct {
+	vals   []float64
+	causes []Causes
 }
 
 // signature is what must not change over a stretch for its times to be affine: each
@@ -369,6 +384,7 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 	if st.k < st.n-1 {
 		e.bulk(st, it)
 	}
+	e.flush(st)
 	if st.k == st.n {
 		e.jump = nil
 	}
@@ -387,9 +403,11 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 func (e *Engine) tick(st *stretch) Time {
 	r := st.k % st.per
 	a, b, c := &st.a[r], &st.b[r], &st.a[r]
+	st.index()
+	fa, fb, fc := &st.fa[r], &st.fb[r], &st.fa[r]
 	var f, g float64
 	if st.ys != nil {
-		c = &st.c
+		c, fc = &st.c, &st.fc
 		f, g = st.plane.weights(st.k, st.ys[st.k])
 	} else if q := lastOf(r, st.n, st.per) / st.per; q > 0 {
 		f = float64(st.k/st.per) / float64(q)
@@ -409,24 +427,102 @@ func (e *Engine) tick(st *stretch) Time {
 	s.time += t
 	s.iter.add(t, 1)
 	s.flops += lerp(a.flops, b.flops, c.flops)
-	for k, x := range a.util {
-		s.util[k] += lerp(x, b.util[k], c.util[k])
+	e.take(st)
+	for i, x := range fa.vals {
+		st.sums[i] += lerp(x, fb.vals[i], fc.vals[i])
 	}
-	for k, x := range a.bubble {
-		s.bubble[k] += lerp(x, b.bubble[k], c.bubble[k])
-	}
-	for k, x := range a.cause {
-		sum, y, z := s.cause[k], b.cause[k], c.cause[k]
-		for i := range sum {
-			sum[i] += lerp(x[i], y[i], z[i])
+	for i, x := range fa.causes {
+		sum, y, z := &st.causes[i], &fb.causes[i], &fc.causes[i]
+		for j := range sum {
+			sum[j] += lerp(x[j], y[j], z[j])
 		}
-		s.cause[k] = sum
 	}
 	if a.mean > 0 {
 		s.imbalance += lerp(a.top, b.top, c.top) / lerp(a.mean, b.mean, c.mean)
 		s.imbalanceN++
 	}
 	return t
+}
+
+// index orders st's metric keys and its samples' metrics in that order, once.
+func (st *stretch) index() {
+	if st.keys != nil {
+		return
+	}
+	a := &st.a[0]
+	for _, m := range []map[string]float64{a.util, a.bubble} {
+		for k := range m {
+			st.keys = append(st.keys, k)
+		}
+	}
+	st.nu, st.nb = len(a.util), len(a.bubble)
+	for k := range a.cause {
+		st.keys = append(st.keys, k)
+	}
+	st.sums = make([]float64, st.nu+st.nb)
+	st.causes = make([]Causes, len(a.cause))
+	for r := range st.a {
+		st.fa = append(st.fa, st.flatten(&st.a[r]))
+		st.fb = append(st.fb, st.flatten(&st.b[r]))
+	}
+	if st.ys != nil {
+		st.fc = st.flatten(&st.c)
+	}
+}
+
+// take moves the run's time-weighted sums into st's, unless they are there.
+func (e *Engine) take(st *stretch) {
+	if st.pending {
+		return
+	}
+	s := &e.stats
+	for i, k := range st.keys {
+		switch {
+		case i < st.nu:
+			st.sums[i] = s.util[k]
+		case i < st.nu+st.nb:
+			st.sums[i] = s.bubble[k]
+		default:
+			st.causes[i-st.nu-st.nb] = s.cause[k]
+		}
+	}
+	st.pending = true
+}
+
+// flush hands st's time-weighted sums back to the run's.
+func (e *Engine) flush(st *stretch) {
+	if !st.pending {
+		return
+	}
+	s := &e.stats
+	for i, k := range st.keys {
+		switch {
+		case i < st.nu:
+			s.util[k] = st.sums[i]
+		case i < st.nu+st.nb:
+			s.bubble[k] = st.sums[i]
+		default:
+			s.cause[k] = st.causes[i-st.nu-st.nb]
+		}
+	}
+	st.pending = false
+}
+
+// flatten is m's metrics in st's order of keys (every sample of a stretch reports the
+// same keys: sameShape).
+func (st *stretch) flatten(m *sample) flat {
+	f := flat{vals: make([]float64, st.nu+st.nb), causes: make([]Causes, len(st.causes))}
+	for i, k := range st.keys {
+		switch {
+		case i < st.nu:
+			f.vals[i] = m.util[k]
+		case i < st.nu+st.nb:
+			f.vals[i] = m.bubble[k]
+		default:
+			f.causes[i-st.nu-st.nb] = m.cause[k]
+		}
+	}
+	return f
 }
 
 // kvPeaks adds the KV cache as it is now to the run's peaks.
