@@ -172,8 +172,10 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	snap := &Snapshot{IterTime: t}
 	snap.Metrics.Util = map[string]float64{}
 	e.sys.observe(snap, s, e.running)
+	// Room for the planner's decisions too: a few of its own and one per decoding request.
+	buf := make([]int32, 0, 3+3*(len(s.Spans)+len(s.Bubbles))+len(s.Critical)+len(decode)+8)
 	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
-		sig: j.decided(signature(s, nil)), spans: len(s.Spans)}
+		sig: j.decided(signature(s, buf)), spans: len(s.Spans)}
 	if snap.Metrics.LoadImbalance > 0 {
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
