@@ -331,6 +331,18 @@ func (e *Engine) startStretch(kvStall bool) {
 		if b[0], ok = e.sampleAt(j, decode, q*per, kvStall); !ok {
 			break
 		}
+		if per == 1 && !sameShape(a[0], b[0]) {
+			// The schedule changes shape within (a lane that was the last to finish no
+			// longer is): the stretch ends where it last has the first iteration's.
+			if q, b[0], ok = e.lastAlike(j, decode, kvStall, a[0], q); !ok {
+				break
+			}
+			if n = q + 1; n < shortest {
+				e.jumpRetry = e.step + n
+				return
+			}
+			mid = q / 2
+		}
 		if m, ok = e.sampleAt(j, decode, mid*per, kvStall); !ok {
 			break
 		}
@@ -353,6 +365,28 @@ func (e *Engine) startStretch(kvStall bool) {
 	}
 	// Not affine here: step a while before probing again.
 	e.jumpRetry = e.step + max(minStretch, per)
+}
+
+// lastAlike is, for a stretch whose iteration hi has another schedule shape than its
+// first (a), the last iteration lo < hi whose shape is a's, found by halving, and lo's
+// sample. Between two iterations of the same shape every start time is affine (see
+// above), so the stretch up to lo needs no iteration in between to be alike; halving
+// finds one where the shape changes, the last when it changes once.
+func (e *Engine) lastAlike(j jumper, decode []*Request, kvStall bool, a sample, hi int) (int, sample, bool) {
+	lo, at := 0, a
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		m, ok := e.sampleAt(j, decode, mid, kvStall)
+		if !ok {
+			return 0, sample{}, false
+		}
+		if sameShape(a, m) {
+			lo, at = mid, m
+		} else {
+			hi = mid
+		}
+	}
+	return lo, at, true
 }
 
 // lastOf is the last iteration of residue class r (mod per) among the first n.
