@@ -477,8 +477,8 @@ func (p *l3) place(r *Request, neo *l3Neo) int {
 //     non-increasing, and rate₁(0) < rate₀(h−1) makes NEO decline at every shift below h.
 //
 // So when the host has no room at shift 0, every admission refuses alike; otherwise the
-// answer is the largest h with room at shift h−1 and rate₁(0) < rate₀(h−1), found by
-// halving.
+// answer is the largest h with room at shift h−1 and rate₁(0) < rate₀(h−1), all m when
+// they hold at its end, else found by halving.
 func (p *l3) declines(running, decode []*Request, r *Request, m int) int {
 	if p.lc.Attention != L3AttnCPU || m < 1 {
 		return 0
@@ -512,7 +512,10 @@ func (p *l3) declines(running, decode []*Request, r *Request, m int) int {
 		_, without := rates(h - 1)
 		return first < without && p.kv.admitsAt(decode, h-1, p.dp, need)
 	}
-	lo, hi := 1, m // holds(lo); the answer is in [lo, hi]
+	if holds(m) {
+		return m
+	}
+	lo, hi := 1, m-1 // holds(lo); the answer is in [lo, hi]
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if holds(mid) {
