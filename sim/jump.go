@@ -508,21 +508,10 @@ func (st *stretch) index() {
 
 // take moves the run's time-weighted sums into st's, unless they are there.
 func (e *Engine) take(st *stretch) {
-	if st.pending {
-		return
+	if !st.pending {
+		st.gather(e.stats.util, e.stats.bubble, e.stats.cause, st.sums, st.causes)
+		st.pending = true
 	}
-	s := &e.stats
-	for i, k := range st.keys {
-		switch {
-		case i < st.nu:
-			st.sums[i] = s.util[k]
-		case i < st.nu+st.nb:
-			st.sums[i] = s.bubble[k]
-		default:
-			st.causes[i-st.nu-st.nb] = s.cause[k]
-		}
-	}
-	st.pending = true
 }
 
 // flush hands st's time-weighted sums back to the run's.
@@ -548,17 +537,23 @@ func (e *Engine) flush(st *stretch) {
 // same keys: sameShape).
 func (st *stretch) flatten(m *sample) flat {
 	f := flat{vals: make([]float64, st.nu+st.nb), causes: make([]Causes, len(st.causes))}
+	st.gather(m.util, m.bubble, m.cause, f.vals, f.causes)
+	return f
+}
+
+// gather copies util's, bubble's and cause's values, in st's order of keys, into vals
+// and causes.
+func (st *stretch) gather(util, bubble map[string]float64, cause map[string]Causes, vals []float64, causes []Causes) {
 	for i, k := range st.keys {
 		switch {
 		case i < st.nu:
-			f.vals[i] = m.util[k]
+			vals[i] = util[k]
 		case i < st.nu+st.nb:
-			f.vals[i] = m.bubble[k]
+			vals[i] = bubble[k]
 		default:
-			f.causes[i-st.nu-st.nb] = m.cause[k]
+			causes[i-st.nu-st.nb] = cause[k]
 		}
 	}
-	return f
 }
 
 // kvPeaks adds the KV cache as it is now to the run's peaks.

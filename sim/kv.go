@@ -216,10 +216,15 @@ func (p *kvPool) growsFor(running []*Request, m int) int {
 		}
 		return true
 	}
-	lo, hi := 0, m // fits(lo); the answer is in [lo, hi]
+	return largest(0, m, fits)
+}
+
+// largest is the largest x in [lo, hi] for which ok holds, found by halving, given that
+// ok(lo) holds and that ok holds up to some x and no further.
+func largest(lo, hi int, ok func(int) bool) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if fits(mid) {
+		if ok(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1

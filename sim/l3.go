@@ -515,16 +515,7 @@ func (p *l3) declines(running, decode []*Request, r *Request, m int) int {
 	if holds(m) {
 		return m
 	}
-	lo, hi := 1, m-1 // holds(lo); the answer is in [lo, hi]
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if holds(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return largest(1, m-1, holds)
 }
 
 // l3Neo is the decode load NEO's admission weighs: the GPU-resident requests per replica
