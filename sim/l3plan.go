@@ -121,21 +121,25 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 // it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
 // replica the FC layers are bound by reading the weights, and a second sub-batch reads
 // them twice. Both plans are laid out on scratch schedules and the shorter one is kept:
-// its layout is the iteration's, so it trades places with s. The two sub-batches are laid
-// out only when their GPU work alone does not already take longer than the single batch.
+// its layout is the iteration's, so it trades places with s. The two sub-batches, planned
+// when it is called, are laid out only when their GPU work alone does not already take
+// longer than the single batch.
 func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) {
+	busy := p.gpuBusy()
 	p.single = true
 	p.buildFixed(decode, prefill)
 	one := p.trial(1)
 	p.single = false
-	p.buildFixed(decode, prefill)
-	if one > p.gpuBusy() && p.trial(0) < one {
-		*s, *p.scratch[0] = *p.scratch[0], *s
-		return
+	if one > busy {
+		p.buildFixed(decode, prefill)
+		if p.trial(0) < one {
+			*s, *p.scratch[0] = *p.scratch[0], *s
+			return
+		}
+		p.single = true
+		p.buildFixed(decode, prefill)
+		p.single = false
 	}
-	p.single = true
-	p.buildFixed(decode, prefill)
-	p.single = false
 	*s, *p.scratch[1] = *p.scratch[1], *s
 }
 
