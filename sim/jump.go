@@ -140,10 +140,12 @@ func signature(s *Schedule, buf []int32) []int32 {
 		buf = make([]int32, 0, n)
 	}
 	buf = append(buf[:0], int32(len(s.Spans)), int32(len(s.Bubbles)), int32(len(s.Critical)))
-	for _, sp := range s.Spans {
+	for i := range s.Spans {
+		sp := &s.Spans[i]
 		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
 	}
-	for _, b := range s.Bubbles {
+	for i := range s.Bubbles {
+		b := &s.Bubbles[i]
 		buf = append(buf, int32(b.Lane), int32(b.Cause), int32(b.Waited))
 	}
 	for _, c := range s.Critical {
@@ -180,8 +182,8 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
 	}
-	for _, sp := range s.Spans {
-		sm.flops += sp.FLOPs
+	for i := range s.Spans {
+		sm.flops += s.Spans[i].FLOPs
 	}
 	for k, v := range snap.Metrics.Util {
 		sm.util[k] = v * float64(t)
