@@ -175,9 +175,18 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	snap.Metrics.Util = map[string]float64{}
 	e.sys.observe(snap, s, e.running)
 	// Room for the planner's decisions too: a few of its own and one per decoding request.
-	buf := make([]int32, 0, 3+3*(len(s.Spans)+len(s.Bubbles))+len(s.Critical)+len(decode)+8)
+	// A stretch keeps no signature once it is found, so the next search reuses them.
+	if e.nsig == len(e.sigs) {
+		e.sigs = append(e.sigs, nil)
+	}
+	buf := e.sigs[e.nsig][:0]
+	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + len(decode) + 8; cap(buf) < n {
+		buf = make([]int32, 0, n)
+	}
 	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
 		sig: j.decided(signature(s, buf)), spans: len(s.Spans)}
+	e.sigs[e.nsig] = sm.sig
+	e.nsig++
 	if snap.Metrics.LoadImbalance > 0 {
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
@@ -286,7 +295,7 @@ func (e *Engine) plainDecode() []*Request {
 // every residue class of its period. Each class is probed at its first and last iteration,
 // the first class also at its middle.
 func (e *Engine) startStretch(kvStall bool) {
-	e.jump = nil
+	e.jump, e.nsig = nil, 0
 	j, ok := e.sys.(jumper)
 	if !ok || !e.cfg.Jump || e.step < e.jumpRetry || len(e.running) == 0 || e.Done() {
 		return
