@@ -472,8 +472,9 @@ func (p *l3) place(r *Request, neo *l3Neo) int {
 //   - NEO declines when rate₁(i) < rate₀(i), the decode rates (neoRate) with r on the CPU
 //     and without. Every term of either iteration time is non-decreasing in i (each
 //     replica's attention reads its Σ lengths; the CPU reads the host requests' projected
-//     lengths, each half a token longer an iteration; min, max, sums and the picosecond
-//     ceilings keep the order) and the numerators are fixed, so both rates are
+//     lengths, each at least half a token longer an iteration, far above the rounding of
+//     its sum; min, max, sums and the picosecond ceilings keep the order) and the
+//     numerators are fixed, so both rates are
 //     non-increasing, and rate₁(0) < rate₀(h−1) makes NEO decline at every shift below h.
 //
 // So when the host has no room at shift 0, every admission refuses alike; otherwise the
