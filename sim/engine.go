@@ -124,6 +124,8 @@ type Engine struct {
 	jump       *stretch
 	jumpRetry  int       // the step before which no stretch is sought again
 	probeS     *Schedule // the schedule stretches are probed on
+	sigs       [][]int32 // the probes' signatures, reused from one search for a stretch to the next
+	nsig       int       // how many of sigs this search has used
 	jumped     int       // iterations advanced by a stretch
 }
 

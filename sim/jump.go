@@ -67,13 +67,23 @@ type jumper interface {
 	balance() (top, mean float64, at int)
 }
 
+// decliner is a planner whose admission may keep a request waiting by choice, not for
+// want of room.
+type decliner interface {
+	// declines is how many of the next m admissions, r at the head of the queue, place
+	// nothing and report the same refusal as the last, decode one token longer each
+	// iteration.
+	declines(running, decode []*Request, r *Request, m int) int
+}
+
 // The planners that jump, checked here so that a change to jumper cannot silently turn
 // one back into a planner that steps every iteration.
 var (
-	_ jumper  = (*l3)(nil)
-	_ jumper  = (*hermes)(nil)
-	_ jumper  = (*offload)(nil)
-	_ stairer = (*hermes)(nil)
+	_ jumper   = (*l3)(nil)
+	_ jumper   = (*hermes)(nil)
+	_ jumper   = (*offload)(nil)
+	_ stairer  = (*hermes)(nil)
+	_ decliner = (*l3)(nil)
 )
 
 // minStretch is the shortest stretch worth its three probes.
@@ -105,21 +115,37 @@ type stretch struct {
 	c       sample
 	ys      []int
 	plane   plane
+	// The run's time-weighted sums while tick adds to them, per key of keys, so that an
+	// iteration adds without looking its keys up; flush hands them back.
+	keys    []string // util's keys, bubble's, then cause's
+	nu, nb  int      // how many of keys are util's, bubble's
+	sums    []float64
+	causes  []Causes
+	fa, fb  []flat // a's and b's metrics in the order of keys
+	fc      flat
+	pending bool // sums hold additions flush has not handed back
+}
+
+// flat is a sample's metrics in its stretch's order of keys.
+type flat struct {
+	vals   []float64
+	causes []Causes
 }
 
 // signature is what must not change over a stretch for its times to be affine: each
 // span's lane and what set its start, each bubble's lane, cause and awaited span, and the
-// critical path. It leaves room for a few more, the planner's decisions and its busiest
-// unit (sampleAt), so that appending them does not copy the whole signature.
+// critical path. sampleAt gives it a buffer with room for the planner's decisions too.
 func signature(s *Schedule, buf []int32) []int32 {
-	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + 64; cap(buf) < n {
+	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical); cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
 	buf = append(buf[:0], int32(len(s.Spans)), int32(len(s.Bubbles)), int32(len(s.Critical)))
-	for _, sp := range s.Spans {
+	for i := range s.Spans {
+		sp := &s.Spans[i]
 		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
 	}
-	for _, b := range s.Bubbles {
+	for i := range s.Bubbles {
+		b := &s.Bubbles[i]
 		buf = append(buf, int32(b.Lane), int32(b.Cause), int32(b.Waited))
 	}
 	for _, c := range s.Critical {
@@ -148,14 +174,25 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	snap := &Snapshot{IterTime: t}
 	snap.Metrics.Util = map[string]float64{}
 	e.sys.observe(snap, s, e.running)
+	// Room for the planner's decisions too: a few of its own and one per decoding request.
+	// A stretch keeps no signature once it is found, so the next search reuses them.
+	if e.nsig == len(e.sigs) {
+		e.sigs = append(e.sigs, nil)
+	}
+	buf := e.sigs[e.nsig][:0]
+	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + len(decode) + 8; cap(buf) < n {
+		buf = make([]int32, 0, n)
+	}
 	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
-		sig: j.decided(signature(s, nil)), spans: len(s.Spans)}
+		sig: j.decided(signature(s, buf)), spans: len(s.Spans)}
+	e.sigs[e.nsig] = sm.sig
+	e.nsig++
 	if snap.Metrics.LoadImbalance > 0 {
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
 	}
-	for _, sp := range s.Spans {
-		sm.flops += sp.FLOPs
+	for i := range s.Spans {
+		sm.flops += s.Spans[i].FLOPs
 	}
 	for k, v := range snap.Metrics.Util {
 		sm.util[k] = v * float64(t)
@@ -258,7 +295,7 @@ func (e *Engine) plainDecode() []*Request {
 // every residue class of its period. Each class is probed at its first and last iteration,
 // the first class also at its middle.
 func (e *Engine) startStretch(kvStall bool) {
-	e.jump = nil
+	e.jump, e.nsig = nil, 0
 	j, ok := e.sys.(jumper)
 	if !ok || !e.cfg.Jump || e.step < e.jumpRetry || len(e.running) == 0 || e.Done() {
 		return
@@ -305,6 +342,18 @@ func (e *Engine) startStretch(kvStall bool) {
 		if b[0], ok = e.sampleAt(j, decode, q*per, kvStall); !ok {
 			break
 		}
+		if per == 1 && !sameShape(a[0], b[0]) {
+			// The schedule changes shape within (a lane that was the last to finish no
+			// longer is): the stretch ends where it last has the first iteration's.
+			if q, b[0], ok = e.lastAlike(j, decode, kvStall, a[0], q); !ok {
+				break
+			}
+			if n = q + 1; n < shortest {
+				e.jumpRetry = e.step + n
+				return
+			}
+			mid = q / 2
+		}
 		if m, ok = e.sampleAt(j, decode, mid*per, kvStall); !ok {
 			break
 		}
@@ -327,6 +376,28 @@ func (e *Engine) startStretch(kvStall bool) {
 	}
 	// Not affine here: step a while before probing again.
 	e.jumpRetry = e.step + max(minStretch, per)
+}
+
+// lastAlike is, for a stretch whose iteration hi has another schedule shape than its
+// first (a), the last iteration lo < hi whose shape is a's, found by halving, and lo's
+// sample. Between two iterations of the same shape every start time is affine (see
+// above), so the stretch up to lo needs no iteration in between to be alike; halving
+// finds one where the shape changes, the last when it changes once.
+func (e *Engine) lastAlike(j jumper, decode []*Request, kvStall bool, a sample, hi int) (int, sample, bool) {
+	lo, at := 0, a
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		m, ok := e.sampleAt(j, decode, mid, kvStall)
+		if !ok {
+			return 0, sample{}, false
+		}
+		if sameShape(a, m) {
+			lo, at = mid, m
+		} else {
+			hi = mid
+		}
+	}
+	return lo, at, true
 }
 
 // lastOf is the last iteration of residue class r (mod per) among the first n.
@@ -360,6 +431,7 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 	if st.k < st.n-1 {
 		e.bulk(st, it)
 	}
+	e.flush(st)
 	if st.k == st.n {
 		e.jump = nil
 	}
@@ -378,9 +450,11 @@ func (e *Engine) leap(it *iteration) (*Snapshot, bool) {
 func (e *Engine) tick(st *stretch) Time {
 	r := st.k % st.per
 	a, b, c := &st.a[r], &st.b[r], &st.a[r]
+	st.index()
+	fa, fb, fc := &st.fa[r], &st.fb[r], &st.fa[r]
 	var f, g float64
 	if st.ys != nil {
-		c = &st.c
+		c, fc = &st.c, &st.fc
 		f, g = st.plane.weights(st.k, st.ys[st.k])
 	} else if q := lastOf(r, st.n, st.per) / st.per; q > 0 {
 		f = float64(st.k/st.per) / float64(q)
@@ -400,24 +474,97 @@ func (e *Engine) tick(st *stretch) Time {
 	s.time += t
 	s.iter.add(t, 1)
 	s.flops += lerp(a.flops, b.flops, c.flops)
-	for k, x := range a.util {
-		s.util[k] += lerp(x, b.util[k], c.util[k])
+	e.take(st)
+	for i, x := range fa.vals {
+		st.sums[i] += lerp(x, fb.vals[i], fc.vals[i])
 	}
-	for k, x := range a.bubble {
-		s.bubble[k] += lerp(x, b.bubble[k], c.bubble[k])
-	}
-	for k, x := range a.cause {
-		sum, y, z := s.cause[k], b.cause[k], c.cause[k]
-		for i := range sum {
-			sum[i] += lerp(x[i], y[i], z[i])
+	for i, x := range fa.causes {
+		sum, y, z := &st.causes[i], &fb.causes[i], &fc.causes[i]
+		for j := range sum {
+			sum[j] += lerp(x[j], y[j], z[j])
 		}
-		s.cause[k] = sum
 	}
 	if a.mean > 0 {
 		s.imbalance += lerp(a.top, b.top, c.top) / lerp(a.mean, b.mean, c.mean)
 		s.imbalanceN++
 	}
 	return t
+}
+
+// index orders st's metric keys and its samples' metrics in that order, once.
+func (st *stretch) index() {
+	if st.keys != nil {
+		return
+	}
+	a := &st.a[0]
+	for _, m := range []map[string]float64{a.util, a.bubble} {
+		for k := range m {
+			st.keys = append(st.keys, k)
+		}
+	}
+	st.nu, st.nb = len(a.util), len(a.bubble)
+	for k := range a.cause {
+		st.keys = append(st.keys, k)
+	}
+	st.sums = make([]float64, st.nu+st.nb)
+	st.causes = make([]Causes, len(a.cause))
+	for r := range st.a {
+		st.fa = append(st.fa, st.flatten(&st.a[r]))
+		st.fb = append(st.fb, st.flatten(&st.b[r]))
+	}
+	if st.ys != nil {
+		st.fc = st.flatten(&st.c)
+	}
+}
+
+// take moves the run's time-weighted sums into st's, unless they are there.
+func (e *Engine) take(st *stretch) {
+	if !st.pending {
+		st.gather(e.stats.util, e.stats.bubble, e.stats.cause, st.sums, st.causes)
+		st.pending = true
+	}
+}
+
+// flush hands st's time-weighted sums back to the run's.
+func (e *Engine) flush(st *stretch) {
+	if !st.pending {
+		return
+	}
+	s := &e.stats
+	for i, k := range st.keys {
+		switch {
+		case i < st.nu:
+			s.util[k] = st.sums[i]
+		case i < st.nu+st.nb:
+			s.bubble[k] = st.sums[i]
+		default:
+			s.cause[k] = st.causes[i-st.nu-st.nb]
+		}
+	}
+	st.pending = false
+}
+
+// flatten is m's metrics in st's order of keys (every sample of a stretch reports the
+// same keys: sameShape).
+func (st *stretch) flatten(m *sample) flat {
+	f := flat{vals: make([]float64, st.nu+st.nb), causes: make([]Causes, len(st.causes))}
+	st.gather(m.util, m.bubble, m.cause, f.vals, f.causes)
+	return f
+}
+
+// gather copies util's, bubble's and cause's values, in st's order of keys, into vals
+// and causes.
+func (st *stretch) gather(util, bubble map[string]float64, cause map[string]Causes, vals []float64, causes []Causes) {
+	for i, k := range st.keys {
+		switch {
+		case i < st.nu:
+			vals[i] = util[k]
+		case i < st.nu+st.nb:
+			vals[i] = bubble[k]
+		default:
+			causes[i-st.nu-st.nb] = cause[k]
+		}
+	}
 }
 
 // kvPeaks adds the KV cache as it is now to the run's peaks.
@@ -431,9 +578,9 @@ func (e *Engine) kvPeaks() {
 
 // bulk runs, after the stretch's iteration it, as many of its following iterations as
 // nothing can happen in, all but its last, at a cost that does not grow with the batch:
-// nothing happened in it, and in them no admission (nothing waits, the batch is full, or
-// the planner's admission is stuck), no arrival, no preemption (every request's KV fits),
-// and all on one side of the warm-up.
+// nothing happened in it, and in them no admission (nothing waits, the batch is full, the
+// planner's admission is stuck, or it declines the queue's head), no arrival, no
+// preemption (every request's KV fits), and all on one side of the warm-up.
 // Their clock, times and metrics advance one by one as the stretch interpolates them; the
 // decoding requests take their tokens and their KV blocks at the end, as stepping leaves
 // them, and those waiting for room stay as they are.
@@ -443,7 +590,9 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 	if _, ok := e.sys.(readier); ok || e.events != st.events {
 		return
 	}
-	if len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck()) {
+	d, declines := e.sys.(decliner)
+	waits := len(e.queue) > 0 && len(e.running) < w.MaxBatch && !(it.kvStall && j.stuck())
+	if waits && !declines {
 		return
 	}
 	m := st.n - 1 - st.k
@@ -451,6 +600,9 @@ func (e *Engine) bulk(st *stretch, it *iteration) {
 		m = min(m, w.Warmup-e.step)
 	}
 	m = e.sys.pool().growsFor(it.decode, m)
+	if waits {
+		m = d.declines(e.running, it.decode, e.queue[0], m)
+	}
 	peak, ok := j.fragPeak(e.running, it.decode, m)
 	if !ok || m < 1 {
 		return

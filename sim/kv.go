@@ -71,12 +71,21 @@ func (p *kvPool) admitInOrder(cands []*Request) []bool {
 
 // admits reports whether admission may take n more blocks at loc. The paged policy keeps
 // 1% of each location free (vLLM's watermark) so a new request is not preempted at once.
-func (p *kvPool) admits(loc, n int) bool {
-	limit := p.capacity[loc]
-	if !p.full {
-		limit -= p.capacity[loc] / 100
+func (p *kvPool) admits(loc, n int) bool { return p.reserved[loc]+n <= p.limit(loc) }
+
+// limit is the blocks admission may fill at loc.
+func (p *kvPool) limit(loc int) int {
+	if p.full {
+		return p.capacity[loc]
 	}
-	return p.reserved[loc]+n <= limit
+	return p.capacity[loc] - p.capacity[loc]/100
+}
+
+// admitsAt is admits once every request of running is i tokens longer (reservedAt).
+func (p *kvPool) admitsAt(running []*Request, i, loc, n int) bool {
+	at := make([]int, len(p.capacity))
+	p.reservedAt(running, i, at)
+	return at[loc]+n <= p.limit(loc)
 }
 
 // reserve places r at loc and takes the blocks admission checked for.
@@ -197,32 +206,44 @@ func (p *kvPool) growsFor(running []*Request, m int) int {
 	if p.full {
 		return m
 	}
-	need := make([]int, len(p.capacity))
+	at := make([]int, len(p.capacity))
 	fits := func(i int) bool {
-		clear(need)
-		for _, r := range running {
-			k, v := p.blocks(r.seqLenAt(i))
-			if add := k + v - r.reserved; add > 0 {
-				need[r.Loc] += add
-			}
-		}
-		for l, n := range need {
-			if p.reserved[l]+n > p.capacity[l] {
+		p.reservedAt(running, i, at)
+		for l, n := range at {
+			if n > p.capacity[l] {
 				return false
 			}
 		}
 		return true
 	}
-	lo, hi := 0, m // fits(lo); the answer is in [lo, hi]
+	return largest(0, m, fits)
+}
+
+// largest is the largest x in [lo, hi] for which ok holds, found by halving, given that
+// ok(lo) holds and that ok holds up to some x and no further.
+func largest(lo, hi int, ok func(int) bool) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if fits(mid) {
+		if ok(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
 	return lo
+}
+
+// reservedAt fills at with the blocks each location has reserved once every request of
+// running is i tokens longer and has taken the blocks its length then needs (the paged
+// policy reserves them as it grows; a full reservation already holds them).
+func (p *kvPool) reservedAt(running []*Request, i int, at []int) {
+	copy(at, p.reserved)
+	for _, r := range running {
+		k, v := p.blocks(r.seqLenAt(i))
+		if add := k + v - r.reserved; add > 0 {
+			at[r.Loc] += add
+		}
+	}
 }
 
 // fragAhead is the highest fragmentation over the next m iterations of running, each

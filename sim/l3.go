@@ -459,6 +459,66 @@ func (p *l3) place(r *Request, neo *l3Neo) int {
 	return p.dp
 }
 
+// declines is how many of the next m admissions, r at the head of the queue, place
+// nothing and report the refusal the last one did, while decode (here every running
+// request) grows a token an iteration: the first sees the requests as they are, the i-th
+// each of decode i−1 tokens longer. Only NEO keeps a request out by choice; the other
+// baselines refuse only for want of room, which lasts (stuck).
+//
+// place refuses r in three steps, each monotone in the shift i:
+//   - a replica's HBM takes r only if its reserved blocks leave room, and they only grow
+//     with the lengths: refused at shift 0, refused at every shift;
+//   - the host memory likewise: refused at shift i, refused at every later one;
+//   - NEO declines when rate₁(i) < rate₀(i), the decode rates (neoRate) with r on the CPU
+//     and without. Every term of either iteration time is non-decreasing in i (each
+//     replica's attention reads its Σ lengths; the CPU reads the host requests' projected
+//     lengths, each at least half a token longer an iteration, far above the rounding of
+//     its sum; min, max, sums and the picosecond ceilings keep the order) and the
+//     numerators are fixed, so both rates are
+//     non-increasing, and rate₁(0) < rate₀(h−1) makes NEO decline at every shift below h.
+//
+// So when the host has no room at shift 0, every admission refuses alike; otherwise the
+// answer is the largest h with room at shift h−1 and rate₁(0) < rate₀(h−1), all m when
+// they hold at its end, else found by halving.
+func (p *l3) declines(running, decode []*Request, r *Request, m int) int {
+	if p.lc.Attention != L3AttnCPU || m < 1 {
+		return 0
+	}
+	refused, out := p.refused, r.OutputLen
+	p.refused = false
+	loc := p.place(r, p.neoLoads(running))
+	now := p.refused
+	p.refused, r.OutputLen = refused, out
+	switch {
+	case loc >= 0 || now != refused:
+		return 0
+	case now:
+		return m
+	}
+	rates := func(i int) (with, without float64) {
+		for _, d := range decode {
+			d.Generated += i
+		}
+		neo := p.neoLoads(running)
+		with = p.neoRate(neo.gpu, neo.hostTok+p.neoProjected(r), neo.host+1)
+		without = p.neoRate(neo.gpu, neo.hostTok, neo.host)
+		for _, d := range decode {
+			d.Generated -= i
+		}
+		return with, without
+	}
+	first, _ := rates(0)
+	need := p.kv.need(r)
+	holds := func(h int) bool {
+		_, without := rates(h - 1)
+		return first < without && p.kv.admitsAt(decode, h-1, p.dp, need)
+	}
+	if holds(m) {
+		return m
+	}
+	return largest(1, m-1, holds)
+}
+
 // l3Neo is the decode load NEO's admission weighs: the GPU-resident requests per replica
 // and the host-resident ones.
 type l3Neo struct {

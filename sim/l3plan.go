@@ -124,19 +124,43 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 // it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
 // replica the FC layers are bound by reading the weights, and a second sub-batch reads
 // them twice. Both plans are laid out on scratch schedules and the shorter one is kept:
-// its layout is the iteration's, so it trades places with s.
+// its layout is the iteration's, so it trades places with s. The two sub-batches, planned
+// when it is called, are laid out only when their GPU work alone does not already take
+// longer than the single batch.
 func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) {
-	two := p.trial(0)
+	busy := p.gpuBusy()
 	p.single = true
 	p.buildFixed(decode, prefill)
 	one := p.trial(1)
 	p.single = false
-	won := 1
-	if two < one {
+	if one > busy {
 		p.buildFixed(decode, prefill)
-		won = 0
+		if p.trial(0) < one {
+			*s, *p.scratch[0] = *p.scratch[0], *s
+			return
+		}
+		p.single = true
+		p.buildFixed(decode, prefill)
+		p.single = false
 	}
-	*s, *p.scratch[won] = *p.scratch[won], *s
+	*s, *p.scratch[1] = *p.scratch[1], *s
+}
+
+// gpuBusy is a lower bound of the planned iteration's length: each replica's GPU runs
+// every sub-batch's Gen and Proj+FF of every layer and its LM head, one at a time.
+func (p *l3) gpuBusy() Time {
+	var t Time
+	for g := range p.dp {
+		var busy Time
+		for i := range p.it.n {
+			rp := &p.it.sb[i].reps[g]
+			if n := rp.dec + rp.pre; n > 0 {
+				busy += Time(p.sh.Layers)*(p.genCost(n).dur+p.ffCost(n).dur) + p.lmCost(rp.dec+rp.done).dur
+			}
+		}
+		t = max(t, busy)
+	}
+	return t
 }
 
 // trial lays the planned iteration out on scratch schedule i and returns its length. The
