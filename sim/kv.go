@@ -69,14 +69,26 @@ func (p *kvPool) admitInOrder(cands []*Request) []bool {
 	return placed
 }
 
-// admits reports whether admission may take n more blocks at loc. The paged policy keeps
-// 1% of each location free (vLLM's watermark) so a new request is not preempted at once.
-func (p *kvPool) admits(loc, n int) bool {
+// admits reports whether admission may take n more blocks at loc.
+func (p *kvPool) admits(loc, n int) bool { return n <= p.room(loc) }
+
+// room is the most blocks admission may take at loc. The paged policy keeps 1% of each
+// location free (vLLM's watermark) so a new request is not preempted at once.
+func (p *kvPool) room(loc int) int {
 	limit := p.capacity[loc]
 	if !p.full {
 		limit -= p.capacity[loc] / 100
 	}
-	return p.reserved[loc]+n <= limit
+	return limit - p.reserved[loc]
+}
+
+// maxRoom is the most blocks admission may take at any one location.
+func (p *kvPool) maxRoom() int {
+	m := p.room(0)
+	for loc := 1; loc < len(p.capacity); loc++ {
+		m = max(m, p.room(loc))
+	}
+	return m
 }
 
 // reserve places r at loc and takes the blocks admission checked for.

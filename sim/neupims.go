@@ -80,8 +80,9 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 		// ceil(E/P) tiles per 32 tokens, V takes ceil(E/32) tiles per P tokens.
 		n.tile = float64(m.PageBytes * m.BanksPerChannel)
 		p, b := n.pim.PageElems, m.BanksPerChannel
+		kRows, vRows := ceilDiv(e, p), ceilDiv(e, b)
 		n.kv = newKVPool(m.Channels, int(free/n.tile)/m.Channels, func(l int) (int, int) {
-			return layers * ceilDiv(l, b) * ceilDiv(e, p), layers * ceilDiv(l, p) * ceilDiv(e, b)
+			return layers * ceilDiv(l, b) * kRows, layers * ceilDiv(l, p) * vRows
 		})
 	} else {
 		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (the authors' npu-only branch).
@@ -155,23 +156,40 @@ func (n *neupims) mha(seq int) (logit, attend int) {
 }
 
 func (n *neupims) admit(cands, running []*Request) []bool {
-	placed := make([]bool, len(cands))
 	if !n.cfg.PIM.Enabled {
-		for i, r := range cands {
-			if !n.kv.admits(0, n.kv.need(r)) {
-				break
-			}
-			n.kv.reserve(r, 0)
-			placed[i] = true
+		return n.kv.admitInOrder(cands)
+	}
+	// Room only shrinks as requests are placed, so a candidate that needs more blocks than
+	// the roomiest channel has now can never be placed: it is left out before the policy
+	// runs, which then places the others exactly as it would have among all of them. A
+	// batch that admission keeps full leaves a long queue of such candidates each
+	// iteration.
+	placed := make([]bool, len(cands))
+	need := make([]int, len(cands))
+	room := n.kv.maxRoom()
+	var order []int
+	for i, r := range cands {
+		need[i] = n.kv.need(r)
+		if need[i] <= room {
+			order = append(order, i)
 		}
+	}
+	if len(order) == 0 {
 		return placed
 	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
+	chans := make([]int, len(order))
+	// place asks the policy for candidate i's channel, unless no channel has its room any
+	// more, and reserves its blocks there so later ones see the channel's new room.
+	place := func(i int, assign func(fits func(_, c int) bool) []int) {
+		chans[i] = -1
+		if k := need[order[i]]; k <= room {
+			chans[i] = assign(func(_, c int) bool { return n.kv.admits(c, k) })[0]
+		}
+		if chans[i] >= 0 {
+			n.kv.reserve(cands[order[i]], chans[i])
+			room = n.kv.maxRoom()
+		}
 	}
-	fits := func(i, c int) bool { return n.kv.admits(c, n.kv.need(cands[order[i]])) }
-	var chans []int
 	switch n.cfg.Scheduler.ChannelAlloc {
 	case GreedyMinLoad:
 		// Algorithm 2: current loads from running requests, new requests longest first.
@@ -181,28 +199,17 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 			n.load[r.Loc] += int64(l + a)
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cands[b].InputLen - cands[a].InputLen })
-		loads := make([]int64, len(cands))
+		loads := make([]int64, len(order))
 		for i, o := range order {
 			l, a := n.mha(cands[o].SeqLen())
 			loads[i] = int64(l + a)
 		}
-		// Reserve as each request is placed so later ones see the channel's new room.
-		chans = make([]int, len(cands))
 		for i := range order {
-			got := GreedyMinLoadAssign(n.load, loads[i:i+1], func(_, c int) bool { return fits(i, c) })
-			chans[i] = got[0]
-			if got[0] >= 0 {
-				n.kv.reserve(cands[order[i]], got[0])
-			}
+			place(i, func(fits func(_, c int) bool) []int { return GreedyMinLoadAssign(n.load, loads[i:i+1], fits) })
 		}
 	default:
-		chans = make([]int, len(cands))
 		for i := range order {
-			got := RoundRobinAssign(n.ch, &n.rrNext, 1, func(_, c int) bool { return fits(i, c) })
-			chans[i] = got[0]
-			if got[0] >= 0 {
-				n.kv.reserve(cands[order[i]], got[0])
-			}
+			place(i, func(fits func(_, c int) bool) []int { return RoundRobinAssign(n.ch, &n.rrNext, 1, fits) })
 		}
 	}
 	for i, o := range order {
