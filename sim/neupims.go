@@ -323,6 +323,30 @@ func (em *emitter) add(op Op, layer, sb int, deps ...int) int {
 	return em.s.Add(op, deps...)
 }
 
+// periods lays out count periods of the iteration, period(i) adding the ops of period i:
+// a layer, or under sub-batch interleaving a layer's C and D stages. Every period runs the
+// same ops, one layer (and its stages) on, each depending only on its own and the
+// previous period's; period keeps the span indices the next one depends on, and shift(d)
+// moves them on by d spans. Once a period lays out as the one before it moved on in time,
+// the rest are copies (Schedule.Repeat): the schedule places the ops just as Add would,
+// without placing them one by one.
+func (em *emitter) periods(count int, period func(i int), shift func(d int)) {
+	var prev, last Mark
+	stages := 0 // stages a period moves on
+	for i := range count {
+		m := em.s.Mark()
+		if i >= 2 && em.s.Repeat(prev, last, count-i) {
+			em.stage += (count - i) * stages
+			shift(len(em.s.Spans) - m.spans)
+			return
+		}
+		stage := em.stage
+		period(i)
+		stages = em.stage - stage
+		prev, last = last, m
+	}
+}
+
 // nextStage moves to the next barrier stage of the A–F schedule.
 func (em *emitter) nextStage() {
 	em.stage++
@@ -427,7 +451,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	if sb[1] == nil {
 		// Serial schedule (Fig. 11a): QKV → MHA → Proj/FFN, layer after layer.
 		prev := -1
-		for l := range N {
+		em.periods(N, func(l int) {
 			var q int
 			if prev >= 0 {
 				q = em.qkv(sb[0], l, 0, prev)
@@ -436,7 +460,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			}
 			m := em.mhaOps(&w[0], l, 0, q)
 			prev = em.projFFN(sb[0], l, 0, m...)
-		}
+		}, func(d int) { prev += d })
 		return nil
 	}
 	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (StageProgram; Fig. 11b),
@@ -448,7 +472,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	q2 := em.qkv(sb[1], 0, 2)
 	m1 := em.mhaOps(&w[0], 0, 1, q1)
 	var m2 []int
-	for l := 0; l < N-1; l++ {
+	em.periods(N-1, func(l int) {
 		em.nextStage()
 		p := em.projFFN(sb[0], l, 1, m1...)
 		q1 = em.qkv(sb[0], l+1, 1, p)
@@ -457,6 +481,13 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		p = em.projFFN(sb[1], l, 2, m2...)
 		q2 = em.qkv(sb[1], l+1, 2, p)
 		m1 = em.mhaOps(&w[0], l+1, 1, q1)
+	}, func(d int) {
+		q2 += d
+		for i := range m1 {
+			m1[i] += d
+		}
+	})
+	for l := range N - 1 {
 		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
 	}
 	em.nextStage()
