@@ -179,7 +179,8 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 
 func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	var fl, by float64
-	for _, sp := range s.Spans {
+	for i := range s.Spans {
+		sp := &s.Spans[i]
 		fl += sp.FLOPs
 		if sp.Lane != gpuLaneLink {
 			by += sp.Bytes // HBM traffic; the all-reduces' bytes cross the links

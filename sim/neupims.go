@@ -17,6 +17,7 @@ type neupims struct {
 	sh     Shard
 	npu    Device
 	pim    PIMParams
+	attn   pimAttention // one request's attention on a channel, for this device's heads
 	ch     int
 	tile   float64 // bytes of one KV block
 	kv     *kvPool
@@ -57,6 +58,7 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	}
 	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel,
 		Multipliers: c.PIM.MultipliersPerBank, CompCycles: c.PIM.CompCycles, MinComps: c.PIM.MinComps}
+	n.attn = n.pim.attention(sh.KVHeadsDev(), sh.HeadDim)
 	n.lane = []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"}}
 	if c.PIM.Enabled {
 		for i := range m.Channels {
@@ -152,7 +154,7 @@ func (n *neupims) utilKeys() []string {
 // mha is Algorithm 1 for one request on one device and layer: the scheduler's estimate,
 // which Algorithm 2 balances the channels with.
 func (n *neupims) mha(seq int) (logit, attend int) {
-	return n.pim.MHALatency(seq, n.sh.KVHeadsDev(), n.sh.HeadDim)
+	return n.attn.latency(seq)
 }
 
 func (n *neupims) admit(cands, running []*Request) []bool {
@@ -391,7 +393,7 @@ func (n *neupims) sbLoad(reqs []*Request) sbLoad {
 			n.npuAttend(&w.npu, L)
 			continue
 		}
-		l, a := n.pim.MHAExec(L, sh.KVHeadsDev(), sh.HeadDim)
+		l, a := n.attn.exec(L)
 		w.logit[r.Loc] += Cycles(float64(l), clk)
 		w.attend[r.Loc] += Cycles(float64(a), clk)
 		if w.chain != nil {
@@ -500,7 +502,8 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	for i := range marks {
 		marks[i] = StageMark{Name: names[i], Start: -1}
 	}
-	for _, sp := range s.Spans {
+	for i := range s.Spans {
+		sp := &s.Spans[i]
 		if st := sp.Stage; st < len(marks) && (marks[st].Start < 0 || sp.Start < marks[st].Start) {
 			marks[st].Start = sp.Start
 		}
@@ -544,8 +547,8 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	T := float64(snap.IterTime)
 	busy := s.Busy()
 	var npuFlops, extBytes float64
-	for _, sp := range s.Spans {
-		if sp.Lane == laneNPUS {
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Lane == laneNPUS {
 			npuFlops += sp.FLOPs
 			extBytes += sp.Bytes
 		}
