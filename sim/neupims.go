@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -179,43 +178,49 @@ func (n *neupims) admit(cands, running []*Request) []bool {
 	if len(order) == 0 {
 		return placed
 	}
-	chans := make([]int, len(order))
-	// place asks the policy for candidate i's channel, unless no channel has its room any
-	// more, and reserves its blocks there so later ones see the channel's new room.
+	// place puts candidate i on the channel the policy picks among those with room for it
+	// (the roomiest has) and reserves its blocks there, so later ones see the new room.
 	place := func(i int, assign func(fits func(_, c int) bool) []int) {
-		chans[i] = -1
-		if k := need[order[i]]; k <= room {
-			chans[i] = assign(func(_, c int) bool { return n.kv.admits(c, k) })[0]
-		}
-		if chans[i] >= 0 {
-			n.kv.reserve(cands[order[i]], chans[i])
-			room = n.kv.maxRoom()
-		}
+		k := need[i]
+		n.kv.reserve(cands[i], assign(func(_, c int) bool { return n.kv.admits(c, k) })[0])
+		room = n.kv.maxRoom()
+		placed[i] = true
 	}
 	switch n.cfg.Scheduler.ChannelAlloc {
 	case GreedyMinLoad:
-		// Algorithm 2: current loads from running requests, new requests longest first.
+		// Algorithm 2: current loads from running requests, new requests longest first
+		// (ties in queue order). Walking them in that order places each that still fits
+		// when its turn comes; taking each time the longest of those after the last placed
+		// that fits places the same requests on the same channels without sorting a queue
+		// of which one or two fit.
 		clear(n.load)
 		for _, r := range running {
 			l, a := n.mha(r.SeqLen())
 			n.load[r.Loc] += int64(l + a)
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cands[b].InputLen - cands[a].InputLen })
-		loads := make([]int64, len(order))
-		for i, o := range order {
-			l, a := n.mha(cands[o].SeqLen())
-			loads[i] = int64(l + a)
+		longer := func(a, b int) bool {
+			return cands[a].InputLen > cands[b].InputLen || cands[a].InputLen == cands[b].InputLen && a < b
 		}
-		for i := range order {
-			place(i, func(fits func(_, c int) bool) []int { return GreedyMinLoadAssign(n.load, loads[i:i+1], fits) })
+		for last := -1; ; {
+			next := -1
+			for _, o := range order {
+				if need[o] <= room && (last < 0 || longer(last, o)) && (next < 0 || longer(o, next)) {
+					next = o
+				}
+			}
+			if next < 0 {
+				return placed
+			}
+			l, a := n.mha(cands[next].SeqLen())
+			place(next, func(fits func(_, c int) bool) []int { return GreedyMinLoadAssign(n.load, []int64{int64(l + a)}, fits) })
+			last = next
 		}
 	default:
-		for i := range order {
-			place(i, func(fits func(_, c int) bool) []int { return RoundRobinAssign(n.ch, &n.rrNext, 1, fits) })
+		for _, o := range order {
+			if need[o] <= room {
+				place(o, func(fits func(_, c int) bool) []int { return RoundRobinAssign(n.ch, &n.rrNext, 1, fits) })
+			}
 		}
-	}
-	for i, o := range order {
-		placed[o] = chans[i] >= 0
 	}
 	return placed
 }
