@@ -331,27 +331,13 @@ func (em *emitter) add(op Op, layer, sb int, deps ...int) int {
 }
 
 // periods lays out count periods of the iteration, period(i) adding the ops of period i:
-// a layer, or under sub-batch interleaving a layer's C and D stages. Every period runs the
-// same ops, one layer (and its stages) on, each depending only on its own and the
-// previous period's; period keeps the span indices the next one depends on, and shift(d)
-// moves them on by d spans. Once a period lays out as the one before it moved on in time,
-// the rest are copies (Schedule.Repeat): the schedule places the ops just as Add would,
-// without placing them one by one.
+// a layer, or under sub-batch interleaving a layer's C and D stages (Schedule.Periods).
+// shift(d) moves the span indices the next period depends on by d spans.
 func (em *emitter) periods(count int, period func(i int), shift func(d int)) {
-	var prev, last Mark
-	stages := 0 // stages a period moves on
-	for i := range count {
-		m := em.s.Mark()
-		if i >= 2 && em.s.Repeat(prev, last, count-i) {
-			em.stage += (count - i) * stages
-			shift(len(em.s.Spans) - m.spans)
-			return
-		}
-		stage := em.stage
-		period(i)
-		stages = em.stage - stage
-		prev, last = last, m
-	}
+	em.s.Periods(count, period, func(d int) {
+		em.stage = em.s.stage
+		shift(d)
+	})
 }
 
 // nextStage moves to the next barrier stage of the A–F schedule.

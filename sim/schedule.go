@@ -389,6 +389,25 @@ func (s *Schedule) Repeat(a, b Mark, n int) bool {
 	return true
 }
 
+// Periods lays out count periods of a repeating layout, period(i) adding the ops of
+// period i: a decoder layer, say, or a group of stages. Every period runs the same ops,
+// one period on (their layers and stages), each depending only on its own and the
+// previous period's spans; period keeps the span indices the next one depends on. Once a
+// period lays out as the one before it moved on in time, the rest are copies (Repeat),
+// and shift(d) moves those indices on by the d spans copied.
+func (s *Schedule) Periods(count int, period func(i int), shift func(d int)) {
+	var prev, last Mark
+	for i := range count {
+		m := s.Mark()
+		if i >= 2 && s.Repeat(prev, last, count-i) {
+			shift(len(s.Spans) - m.spans)
+			return
+		}
+		period(i)
+		prev, last = last, m
+	}
+}
+
 // moved reports whether the time and span index (t1, i1) are (t0, i0) moved on by dt and
 // p spans.
 func moved(t0 Time, i0 int, t1 Time, i1 int, dt Time, p int) bool {
