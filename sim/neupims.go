@@ -25,7 +25,8 @@ type neupims struct {
 	rrNext int
 
 	// per-iteration scratch, reused
-	load []int64
+	load   []int64
+	stages []string // the names of the A–F stages, for the layers of an iteration
 }
 
 const (
@@ -248,19 +249,35 @@ func (n *neupims) split(decode []*Request) [2][]*Request {
 		h := (len(decode) + 1) / 2
 		return [2][]*Request{decode[:h], decode[h:]}
 	}
-	per := make([][]*Request, n.ch)
-	for _, r := range decode {
-		per[r.Loc] = append(per[r.Loc], r)
-	}
+	// Each sub-batch lists its requests channel by channel: a counting sort on the
+	// channel, each channel's first requests to the first sub-batch.
 	counts := make([]int, n.ch)
-	for c := range per {
-		counts[c] = len(per[c])
+	for _, r := range decode {
+		counts[r.Loc]++
 	}
 	first := PartitionSubBatches(counts)
+	at := make([][2]int, n.ch) // where each channel's next request goes in either sub-batch
+	var size [2]int
+	for c := range n.ch {
+		at[c] = size
+		size[0] += first[c]
+		size[1] += counts[c] - first[c]
+	}
 	var sb [2][]*Request
-	for c := range per {
-		sb[0] = append(sb[0], per[c][:first[c]]...)
-		sb[1] = append(sb[1], per[c][first[c]:]...)
+	for k, n := range size {
+		if n > 0 {
+			sb[k] = make([]*Request, n)
+		}
+	}
+	for _, r := range decode {
+		c := r.Loc
+		k := 1
+		if first[c] > 0 {
+			first[c]--
+			k = 0
+		}
+		sb[k][at[c][k]] = r
+		at[c][k]++
 	}
 	return sb
 }
@@ -459,7 +476,6 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (StageProgram; Fig. 11b),
 	// with C and D repeated once per further layer and a barrier at every stage boundary.
 	em.sbi = true
-	names := []string{"A", "B"}
 	q1 := em.qkv(sb[0], 0, 1)
 	em.nextStage()
 	q2 := em.qkv(sb[1], 0, 2)
@@ -480,18 +496,21 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			m1[i] += d
 		}
 	})
-	for l := range N - 1 {
-		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
-	}
 	em.nextStage()
 	em.projFFN(sb[0], N-1, 1, m1...)
 	m2 = em.mhaOps(&w[1], N-1, 2, q2)
 	em.nextStage()
 	em.projFFN(sb[1], N-1, 2, m2...)
-	names = append(names, "E", "F")
-	marks := make([]StageMark, len(names))
+	if len(n.stages) != 2*N+2 {
+		n.stages = []string{"A", "B"}
+		for l := range N - 1 {
+			n.stages = append(n.stages, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
+		}
+		n.stages = append(n.stages, "E", "F")
+	}
+	marks := make([]StageMark, len(n.stages))
 	for i := range marks {
-		marks[i] = StageMark{Name: names[i], Start: -1}
+		marks[i] = StageMark{Name: n.stages[i], Start: -1}
 	}
 	for i := range s.Spans {
 		sp := &s.Spans[i]
