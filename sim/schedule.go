@@ -354,9 +354,11 @@ func (s *Schedule) Repeat(a, b Mark, n int) bool {
 		s.laneIdle[x.Lane][x.Cause] += Time(n) * x.Dur
 	}
 	spans := slices.Grow(s.Spans, n*p)[:now.spans+n*p]
-	for i := now.spans; i < len(spans); i++ {
+	to := spans[now.spans:]
+	from := spans[b.spans:][:len(to)]
+	for i := range to {
 		// Field by field, the name only where the slot holds another, as place writes.
-		x, y := &spans[i-p], &spans[i]
+		x, y := &from[i], &to[i]
 		if !sameString(y.Name, x.Name) {
 			y.Name = x.Name
 		}
