@@ -27,6 +27,9 @@ type neupims struct {
 	// per-iteration scratch, reused
 	load   []int64
 	stages []string // the names of the A–F stages, for the layers of an iteration
+
+	kvUnit, kvKind string   // what the KV map calls a block and a location
+	kvLabels       []string // each location's label
 }
 
 const (
@@ -86,6 +89,10 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 		n.kv = newKVPool(m.Channels, int(free/n.tile)/m.Channels, func(l int) (int, int) {
 			return layers * ceilDiv(l, b) * kRows, layers * ceilDiv(l, p) * vRows
 		})
+		n.kvUnit, n.kvKind = fmt.Sprintf("PIM tile (one %d B row in each of %d banks)", m.PageBytes, m.BanksPerChannel), "channel"
+		for i := range m.Channels {
+			n.kvLabels = append(n.kvLabels, "ch"+strconv.Itoa(i))
+		}
 	} else {
 		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (the authors' npu-only branch).
 		n.tile = float64(32 * sh.HeadDim * sh.Precision)
@@ -94,6 +101,8 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 			k := layers * kvh * ceilDiv(l, 32)
 			return k, k
 		})
+		n.kvUnit, n.kvKind = fmt.Sprintf("block (32 tokens of one head, %d B)", int(n.tile)), "HBM"
+		n.kvLabels = []string{"HBM"}
 	}
 	n.kv.full = c.Workload.KVPolicy == KVReserve
 	n.load = make([]int64, m.Channels)
@@ -641,21 +650,10 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		g.Reason = "NPU-only: no PIM; attention streams the KV cache over the external bus"
 	}
 
-	snap.KV.BlockBytes = n.tile
-	if n.cfg.PIM.Enabled {
-		snap.KV.Unit = fmt.Sprintf("PIM tile (one %d B row in each of %d banks)", m.PageBytes, m.BanksPerChannel)
-		snap.KV.LocKind = "channel"
-	} else {
-		snap.KV.Unit = fmt.Sprintf("block (32 tokens of one head, %d B)", int(n.tile))
-		snap.KV.LocKind = "HBM"
-	}
+	snap.KV.BlockBytes, snap.KV.Unit, snap.KV.LocKind = n.tile, n.kvUnit, n.kvKind
 	perTok := n.sh.KVBytesPerToken()
-	n.kv.snapshot(&snap.KV, func(i int) string {
-		if n.cfg.PIM.Enabled {
-			return "ch" + strconv.Itoa(i)
-		}
-		return "HBM"
-	}, running, func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
+	n.kv.snapshot(&snap.KV, func(i int) string { return n.kvLabels[i] }, running,
+		func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
 	if snap.KV.Capacity > 0 {
 		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
 	}
