@@ -17,6 +17,7 @@ type neupims struct {
 	npu    Device
 	pim    PIMParams
 	attn   pimAttention // one request's attention on a channel, for this device's heads
+	gemv   npuGEMVs     // one request's attention on the NPU (NPU-only)
 	ch     int
 	tile   float64 // bytes of one KV block
 	kv     *kvPool
@@ -62,6 +63,7 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel,
 		Multipliers: c.PIM.MultipliersPerBank, CompCycles: c.PIM.CompCycles, MinComps: c.PIM.MinComps}
 	n.attn = n.pim.attention(sh.KVHeadsDev(), sh.HeadDim)
+	n.gemv = n.npuGEMVs()
 	n.lane = []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"}}
 	if c.PIM.Enabled {
 		for i := range m.Channels {
