@@ -469,8 +469,15 @@ func (e *Engine) admit(it *iteration) error {
 				}
 				admitted = func(i int) bool { return pos[i] }
 			}
-			kept := e.queue[:0]
-			for i, r := range e.queue {
+			// Queue positions: the first admitted and past the last candidate. Those before
+			// the one and from the other on stay where they are, in order.
+			first, end := slices.Index(placed, true), len(cands)
+			if at != nil {
+				first, end = at[first], at[len(at)-1]+1
+			}
+			kept := e.queue[:first]
+			for i := first; i < end; i++ {
+				r := e.queue[i]
 				if admitted(i) {
 					r.Admitted = e.now
 					if w.Prefill == PrefillRun {
@@ -486,6 +493,7 @@ func (e *Engine) admit(it *iteration) error {
 				}
 				kept = append(kept, r)
 			}
+			kept = append(kept, e.queue[end:]...)
 			clear(e.queue[len(kept):])
 			e.queue = kept
 		}
