@@ -523,12 +523,23 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	for i := range marks {
 		marks[i] = StageMark{Name: n.stages[i], Start: -1}
 	}
-	for i := range s.Spans {
-		sp := &s.Spans[i]
-		if st := sp.Stage; st < len(marks) && (marks[st].Start < 0 || sp.Start < marks[st].Start) {
-			marks[st].Start = sp.Start
+	// Each stage starts with its earliest span. The spans come stage by stage, so the
+	// earliest of each run of one stage is taken first, then set on its mark.
+	st, first := -1, Time(0)
+	mark := func() {
+		if st >= 0 && st < len(marks) && (marks[st].Start < 0 || first < marks[st].Start) {
+			marks[st].Start = first
 		}
 	}
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Stage != st {
+			mark()
+			st, first = sp.Stage, sp.Start
+		} else if sp.Start < first {
+			first = sp.Start
+		}
+	}
+	mark()
 	return marks
 }
 

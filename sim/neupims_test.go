@@ -303,3 +303,28 @@ func TestNeuPIMsAdmissionPlacesAsAlgorithm2Walks(t *testing.T) {
 		}
 	}
 }
+
+// Each A–F stage mark stands where the stage's earliest span starts.
+func TestNeuPIMsStageMarksStartWithTheirStage(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests, c.Workload.MaxBatch = 300, 300
+	s := firstSnap(t, c)
+	marks := s.Timeline.Stages
+	if len(marks) != 2*c.shard().LayersDev()+2 {
+		t.Fatalf("%d stage marks for %d layers", len(marks), c.shard().LayersDev())
+	}
+	want := make([]Time, len(marks))
+	for i := range want {
+		want[i] = -1
+	}
+	for _, sp := range s.Timeline.Spans {
+		if want[sp.Stage] < 0 || sp.Start < want[sp.Stage] {
+			want[sp.Stage] = sp.Start
+		}
+	}
+	for i, m := range marks {
+		if m.Start != want[i] || m.Start < 0 {
+			t.Errorf("stage %s marked at %v, its first span starts at %v", m.Name, m.Start, want[i])
+		}
+	}
+}
