@@ -469,8 +469,9 @@ func (e *Engine) admit(it *iteration) error {
 				}
 				admitted = func(i int) bool { return pos[i] }
 			}
-			// Queue positions: the first admitted and past the last candidate. Those before
-			// the one and from the other on stay where they are, in order.
+			// Queue positions: the first request admitted, and just past the last
+			// candidate. The requests before the first keep their places, and those from
+			// the end on move up together.
 			first, end := slices.Index(placed, true), len(cands)
 			if at != nil {
 				first, end = at[first], at[len(at)-1]+1

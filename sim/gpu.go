@@ -137,10 +137,10 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	}
 	b := len(decode)
 	var aFl, aBy float64
-	embed, perTok, layers := sh.HeadsDev()*sh.HeadDim, sh.KVBytesPerToken(), float64(sh.LayersDev())
+	embed, kvTok, layers := sh.HeadsDev()*sh.HeadDim, sh.KVBytesPerToken(), float64(sh.LayersDev())
 	for _, r := range decode {
 		aFl += 4 * float64(embed*r.SeqLen())
-		aBy += float64(r.SeqLen()) * perTok / layers
+		aBy += float64(r.SeqLen()) * kvTok / layers
 	}
 	dffn := sh.DFFN / sh.TP
 	// reduce is the all-reduce of tok tokens' d_model activations after Proj or FC2.

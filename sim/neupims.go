@@ -275,9 +275,9 @@ func (n *neupims) split(decode []*Request) [2][]*Request {
 		size[1] += counts[c] - first[c]
 	}
 	var sb [2][]*Request
-	for k, n := range size {
-		if n > 0 {
-			sb[k] = make([]*Request, n)
+	for k := range sb {
+		if size[k] > 0 {
+			sb[k] = make([]*Request, size[k])
 		}
 	}
 	for _, r := range decode {
