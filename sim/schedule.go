@@ -344,9 +344,10 @@ func (s *Schedule) Repeat(a, b Mark, n int) bool {
 			return false
 		}
 	}
-	// Each copy is the one before it moved on: copied whole, then its times, indices,
-	// stages and layers moved on. The lanes' busy and idle times grow by n times the last
-	// period's.
+	// Each copy is the one before it with its times, span indices, stages and layers
+	// moved on: the spans written field by field (as place writes them), the bubbles
+	// copied whole, then moved on. The lanes' busy and idle times grow by n times the
+	// last period's.
 	for i := b.spans; i < now.spans; i++ {
 		s.laneBusy[s.Spans[i].Lane] += Time(n) * s.Spans[i].Dur
 	}
