@@ -123,3 +123,37 @@ func BenchmarkScaling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSteadyStep times one headless iteration of the NeuPIMs family's steady state as
+// `pimtui reproduce neupims` measures it: a closed loop kept full at batch 512 (64 under
+// -short) on GPT3-13B and ShareGPT, jumping where it can as a headless run does, after
+// 1,024 warm-up iterations (64 under -short). The closed batch retires a request every few
+// iterations, so nearly every timed call plans and observes one iteration.
+func BenchmarkSteadyStep(b *testing.B) {
+	batch, warmup := 512, 1024
+	if testing.Short() {
+		batch, warmup = 64, 64
+	}
+	for _, n := range []string{"neupims", "npu-pim", "npu-only", "gpu-a100"} {
+		b.Run(n, func(b *testing.B) {
+			mk := func() *sim.Engine {
+				e := benchEngine(b, n, true, []string{"model.name=gpt3-13b", "workload.dataset=sharegpt",
+					"workload.arrival=closed", fmt.Sprintf("workload.batch=%d", batch),
+					"workload.requests=10000000", "workload.steps=0", fmt.Sprintf("workload.warmup=%d", warmup)})
+				for range warmup {
+					if _, err := e.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				return e
+			}
+			e := mk()
+			for b.Loop() {
+				if _, err := e.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -461,33 +461,46 @@ func (e *Engine) admit(it *iteration) error {
 		} else {
 			it.kvStall = slices.Contains(placed, false)
 		}
-		admitted := func(i int) bool { return i < len(cands) && placed[i] }
-		if at != nil {
-			pos := make(map[int]bool, len(at))
-			for j, i := range at {
-				pos[i] = placed[j]
-			}
-			admitted = func(i int) bool { return pos[i] }
-		}
-		kept := e.queue[:0]
-		for i, r := range e.queue {
-			if admitted(i) {
-				r.Admitted = e.now
-				if w.Prefill == PrefillRun {
-					r.Status = Prefilling
-					it.prefill = append(it.prefill, r)
-				} else {
-					r.Status = Running
-					r.prefilled = true
+		// A batch kept full at its KV capacity admits nothing most iterations: the queue
+		// then stays as it is.
+		if slices.Contains(placed, true) {
+			admitted := func(i int) bool { return i < len(cands) && placed[i] }
+			if at != nil {
+				pos := make(map[int]bool, len(at))
+				for j, i := range at {
+					pos[i] = placed[j]
 				}
-				e.running = append(e.running, r)
-				e.events++
-				continue
+				admitted = func(i int) bool { return pos[i] }
 			}
-			kept = append(kept, r)
+			// Queue positions: the first request admitted, and just past the last
+			// candidate. The requests before the first keep their places, and those from
+			// the end on move up together.
+			first, end := slices.Index(placed, true), len(cands)
+			if at != nil {
+				first, end = at[first], at[len(at)-1]+1
+			}
+			kept := e.queue[:first]
+			for i := first; i < end; i++ {
+				r := e.queue[i]
+				if admitted(i) {
+					r.Admitted = e.now
+					if w.Prefill == PrefillRun {
+						r.Status = Prefilling
+						it.prefill = append(it.prefill, r)
+					} else {
+						r.Status = Running
+						r.prefilled = true
+					}
+					e.running = append(e.running, r)
+					e.events++
+					continue
+				}
+				kept = append(kept, r)
+			}
+			kept = append(kept, e.queue[end:]...)
+			clear(e.queue[len(kept):])
+			e.queue = kept
 		}
-		clear(e.queue[len(kept):])
-		e.queue = kept
 	}
 	e.kvCapped = e.kvCapped || it.kvStall
 	e.peakBatch = max(e.peakBatch, len(e.running))

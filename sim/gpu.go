@@ -137,9 +137,10 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	}
 	b := len(decode)
 	var aFl, aBy float64
+	embed, kvTok, layers := sh.HeadsDev()*sh.HeadDim, sh.KVBytesPerToken(), float64(sh.LayersDev())
 	for _, r := range decode {
-		aFl += 4 * float64(sh.HeadsDev()*sh.HeadDim*r.SeqLen())
-		aBy += float64(r.SeqLen()) * sh.KVBytesPerToken() / float64(sh.LayersDev())
+		aFl += 4 * float64(embed*r.SeqLen())
+		aBy += float64(r.SeqLen()) * kvTok / layers
 	}
 	dffn := sh.DFFN / sh.TP
 	// reduce is the all-reduce of tok tokens' d_model activations after Proj or FC2.
@@ -149,7 +150,8 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			add(Op{Name: name, Lane: gpuLaneLink, Dur: Time(times) * g.allReduce(v), Bytes: float64(times) * v}, l)
 		}
 	}
-	for l := range sh.LayersDev() {
+	// Every layer runs the same kernels: the schedule copies a layer once it repeats.
+	s.Periods(sh.LayersDev(), func(l int) {
 		if ptok > 0 {
 			perTok, read := sh.FFNActive(ptok)
 			fl := 2*float64(ptok)*(sh.QKVParams()+sh.ProjParams()+perTok) + pattn
@@ -158,7 +160,7 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			reduce("prefill all-reduces", ptok, 2, l)
 		}
 		if b == 0 {
-			continue
+			return
 		}
 		add(g.elementwise("LN1", b, sh.DModel), l)
 		add(g.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim), l)
@@ -173,13 +175,14 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		add(g.elementwise("act", b, dffn), l)
 		add(g.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), l)
 		reduce("all-reduce", b, 1, l)
-	}
+	}, func(d int) { prev += d })
 	return nil
 }
 
 func (g *gpuSystem) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	var fl, by float64
-	for _, sp := range s.Spans {
+	for i := range s.Spans {
+		sp := &s.Spans[i]
 		fl += sp.FLOPs
 		if sp.Lane != gpuLaneLink {
 			by += sp.Bytes // HBM traffic; the all-reduces' bytes cross the links

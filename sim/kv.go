@@ -69,16 +69,28 @@ func (p *kvPool) admitInOrder(cands []*Request) []bool {
 	return placed
 }
 
-// admits reports whether admission may take n more blocks at loc. The paged policy keeps
-// 1% of each location free (vLLM's watermark) so a new request is not preempted at once.
-func (p *kvPool) admits(loc, n int) bool { return p.reserved[loc]+n <= p.limit(loc) }
+// admits reports whether admission may take n more blocks at loc.
+func (p *kvPool) admits(loc, n int) bool { return n <= p.room(loc) }
 
-// limit is the blocks admission may fill at loc.
+// limit is the blocks admission may fill at loc. The paged policy keeps 1% of each
+// location free (vLLM's watermark) so a new request is not preempted at once.
 func (p *kvPool) limit(loc int) int {
 	if p.full {
 		return p.capacity[loc]
 	}
 	return p.capacity[loc] - p.capacity[loc]/100
+}
+
+// room is the most blocks admission may take at loc.
+func (p *kvPool) room(loc int) int { return p.limit(loc) - p.reserved[loc] }
+
+// maxRoom is the most blocks admission may take at any one location.
+func (p *kvPool) maxRoom() int {
+	m := p.room(0)
+	for loc := 1; loc < len(p.capacity); loc++ {
+		m = max(m, p.room(loc))
+	}
+	return m
 }
 
 // admitsAt is admits once every request of running is i tokens longer (reservedAt).

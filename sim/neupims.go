@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -17,6 +16,8 @@ type neupims struct {
 	sh     Shard
 	npu    Device
 	pim    PIMParams
+	attn   pimAttention // one request's attention on a channel, for this device's heads
+	gemv   npuGEMVs     // one request's attention on the NPU (NPU-only)
 	ch     int
 	tile   float64 // bytes of one KV block
 	kv     *kvPool
@@ -25,7 +26,11 @@ type neupims struct {
 	rrNext int
 
 	// per-iteration scratch, reused
-	load []int64
+	load   []int64
+	stages []string // the names of the A–F stages, for the layers of an iteration
+
+	kvUnit, kvKind string   // what the KV map calls a block and a location
+	kvLabels       []string // each location's label
 }
 
 const (
@@ -57,6 +62,8 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	}
 	n.pim = PIMParams{TileCycles: c.PIM.TileCycles, GWriteCycles: c.PIM.GWriteCycles, PageElems: m.PageBytes / sh.Precision, Banks: m.BanksPerChannel,
 		Multipliers: c.PIM.MultipliersPerBank, CompCycles: c.PIM.CompCycles, MinComps: c.PIM.MinComps}
+	n.attn = n.pim.attention(sh.KVHeadsDev(), sh.HeadDim)
+	n.gemv = n.npuGEMVs()
 	n.lane = []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"}}
 	if c.PIM.Enabled {
 		for i := range m.Channels {
@@ -80,9 +87,14 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 		// ceil(E/P) tiles per 32 tokens, V takes ceil(E/32) tiles per P tokens.
 		n.tile = float64(m.PageBytes * m.BanksPerChannel)
 		p, b := n.pim.PageElems, m.BanksPerChannel
+		kRows, vRows := ceilDiv(e, p), ceilDiv(e, b)
 		n.kv = newKVPool(m.Channels, int(free/n.tile)/m.Channels, func(l int) (int, int) {
-			return layers * ceilDiv(l, b) * ceilDiv(e, p), layers * ceilDiv(l, p) * ceilDiv(e, b)
+			return layers * ceilDiv(l, b) * kRows, layers * ceilDiv(l, p) * vRows
 		})
+		n.kvUnit, n.kvKind = fmt.Sprintf("PIM tile (one %d B row in each of %d banks)", m.PageBytes, m.BanksPerChannel), "channel"
+		for i := range m.Channels {
+			n.kvLabels = append(n.kvLabels, "ch"+strconv.Itoa(i))
+		}
 	} else {
 		// NPU-only keeps KV in plain HBM, paged in blocks of 32 tokens of one head (the authors' npu-only branch).
 		n.tile = float64(32 * sh.HeadDim * sh.Precision)
@@ -91,6 +103,8 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 			k := layers * kvh * ceilDiv(l, 32)
 			return k, k
 		})
+		n.kvUnit, n.kvKind = fmt.Sprintf("block (32 tokens of one head, %d B)", int(n.tile)), "HBM"
+		n.kvLabels = []string{"HBM"}
 	}
 	n.kv.full = c.Workload.KVPolicy == KVReserve
 	n.load = make([]int64, m.Channels)
@@ -151,62 +165,74 @@ func (n *neupims) utilKeys() []string {
 // mha is Algorithm 1 for one request on one device and layer: the scheduler's estimate,
 // which Algorithm 2 balances the channels with.
 func (n *neupims) mha(seq int) (logit, attend int) {
-	return n.pim.MHALatency(seq, n.sh.KVHeadsDev(), n.sh.HeadDim)
+	return n.attn.latency(seq)
 }
 
 func (n *neupims) admit(cands, running []*Request) []bool {
-	placed := make([]bool, len(cands))
 	if !n.cfg.PIM.Enabled {
-		for i, r := range cands {
-			if !n.kv.admits(0, n.kv.need(r)) {
-				break
-			}
-			n.kv.reserve(r, 0)
-			placed[i] = true
+		return n.kv.admitInOrder(cands)
+	}
+	// Room only shrinks as requests are placed, so a candidate that needs more blocks than
+	// the roomiest channel has now can never be placed: it is left out before the policy
+	// runs, which then places the others exactly as it would have among all of them. A
+	// batch that admission keeps full leaves a long queue of such candidates each
+	// iteration.
+	placed := make([]bool, len(cands))
+	need := make([]int, len(cands))
+	room := n.kv.maxRoom()
+	var order []int
+	for i, r := range cands {
+		need[i] = n.kv.need(r)
+		if need[i] <= room {
+			order = append(order, i)
 		}
+	}
+	if len(order) == 0 {
 		return placed
 	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
+	// place puts candidate i on the channel the policy picks among those with room for it
+	// (the roomiest has) and reserves its blocks there, so later ones see the new room.
+	place := func(i int, assign func(fits func(_, c int) bool) []int) {
+		k := need[i]
+		n.kv.reserve(cands[i], assign(func(_, c int) bool { return n.kv.admits(c, k) })[0])
+		room = n.kv.maxRoom()
+		placed[i] = true
 	}
-	fits := func(i, c int) bool { return n.kv.admits(c, n.kv.need(cands[order[i]])) }
-	var chans []int
 	switch n.cfg.Scheduler.ChannelAlloc {
 	case GreedyMinLoad:
-		// Algorithm 2: current loads from running requests, new requests longest first.
+		// Algorithm 2: current loads from running requests, new requests longest first
+		// (ties in queue order). Walking them in that order places each that still fits
+		// when its turn comes; taking each time the longest of those after the last placed
+		// that fits places the same requests on the same channels without sorting a queue
+		// of which one or two fit.
 		clear(n.load)
 		for _, r := range running {
 			l, a := n.mha(r.SeqLen())
 			n.load[r.Loc] += int64(l + a)
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cands[b].InputLen - cands[a].InputLen })
-		loads := make([]int64, len(cands))
-		for i, o := range order {
-			l, a := n.mha(cands[o].SeqLen())
-			loads[i] = int64(l + a)
+		longer := func(a, b int) bool {
+			return cands[a].InputLen > cands[b].InputLen || cands[a].InputLen == cands[b].InputLen && a < b
 		}
-		// Reserve as each request is placed so later ones see the channel's new room.
-		chans = make([]int, len(cands))
-		for i := range order {
-			got := GreedyMinLoadAssign(n.load, loads[i:i+1], func(_, c int) bool { return fits(i, c) })
-			chans[i] = got[0]
-			if got[0] >= 0 {
-				n.kv.reserve(cands[order[i]], got[0])
+		for last := -1; ; {
+			next := -1
+			for _, o := range order {
+				if need[o] <= room && (last < 0 || longer(last, o)) && (next < 0 || longer(o, next)) {
+					next = o
+				}
 			}
+			if next < 0 {
+				return placed
+			}
+			l, a := n.mha(cands[next].SeqLen())
+			place(next, func(fits func(_, c int) bool) []int { return GreedyMinLoadAssign(n.load, []int64{int64(l + a)}, fits) })
+			last = next
 		}
 	default:
-		chans = make([]int, len(cands))
-		for i := range order {
-			got := RoundRobinAssign(n.ch, &n.rrNext, 1, func(_, c int) bool { return fits(i, c) })
-			chans[i] = got[0]
-			if got[0] >= 0 {
-				n.kv.reserve(cands[order[i]], got[0])
+		for _, o := range order {
+			if need[o] <= room {
+				place(o, func(fits func(_, c int) bool) []int { return RoundRobinAssign(n.ch, &n.rrNext, 1, fits) })
 			}
 		}
-	}
-	for i, o := range order {
-		placed[o] = chans[i] >= 0
 	}
 	return placed
 }
@@ -234,19 +260,35 @@ func (n *neupims) split(decode []*Request) [2][]*Request {
 		h := (len(decode) + 1) / 2
 		return [2][]*Request{decode[:h], decode[h:]}
 	}
-	per := make([][]*Request, n.ch)
-	for _, r := range decode {
-		per[r.Loc] = append(per[r.Loc], r)
-	}
+	// Each sub-batch lists its requests channel by channel: a counting sort on the
+	// channel, each channel's first requests to the first sub-batch.
 	counts := make([]int, n.ch)
-	for c := range per {
-		counts[c] = len(per[c])
+	for _, r := range decode {
+		counts[r.Loc]++
 	}
 	first := PartitionSubBatches(counts)
+	at := make([][2]int, n.ch) // where each channel's next request goes in either sub-batch
+	var size [2]int
+	for c := range n.ch {
+		at[c] = size
+		size[0] += first[c]
+		size[1] += counts[c] - first[c]
+	}
 	var sb [2][]*Request
-	for c := range per {
-		sb[0] = append(sb[0], per[c][:first[c]]...)
-		sb[1] = append(sb[1], per[c][first[c]:]...)
+	for k := range sb {
+		if size[k] > 0 {
+			sb[k] = make([]*Request, size[k])
+		}
+	}
+	for _, r := range decode {
+		c := r.Loc
+		k := 1
+		if first[c] > 0 {
+			first[c]--
+			k = 0
+		}
+		sb[k][at[c][k]] = r
+		at[c][k]++
 	}
 	return sb
 }
@@ -316,6 +358,16 @@ func (em *emitter) add(op Op, layer, sb int, deps ...int) int {
 	return em.s.Add(op, deps...)
 }
 
+// periods lays out count periods of the iteration, period(i) adding the ops of period i:
+// a layer, or under sub-batch interleaving a layer's C and D stages (Schedule.Periods).
+// shift(d) moves the span indices the next period depends on by d spans.
+func (em *emitter) periods(count int, period func(i int), shift func(d int)) {
+	em.s.Periods(count, period, func(d int) {
+		em.stage = em.s.stage
+		shift(d)
+	})
+}
+
 // nextStage moves to the next barrier stage of the A–F schedule.
 func (em *emitter) nextStage() {
 	em.stage++
@@ -360,7 +412,7 @@ func (n *neupims) sbLoad(reqs []*Request) sbLoad {
 			n.npuAttend(&w.npu, L)
 			continue
 		}
-		l, a := n.pim.MHAExec(L, sh.KVHeadsDev(), sh.HeadDim)
+		l, a := n.attn.exec(L)
 		w.logit[r.Loc] += Cycles(float64(l), clk)
 		w.attend[r.Loc] += Cycles(float64(a), clk)
 		if w.chain != nil {
@@ -420,7 +472,7 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	if sb[1] == nil {
 		// Serial schedule (Fig. 11a): QKV → MHA → Proj/FFN, layer after layer.
 		prev := -1
-		for l := range N {
+		em.periods(N, func(l int) {
 			var q int
 			if prev >= 0 {
 				q = em.qkv(sb[0], l, 0, prev)
@@ -429,19 +481,18 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 			}
 			m := em.mhaOps(&w[0], l, 0, q)
 			prev = em.projFFN(sb[0], l, 0, m...)
-		}
+		}, func(d int) { prev += d })
 		return nil
 	}
 	// Sub-batch interleaving: the A–F stage schedule of the authors' simulator (StageProgram; Fig. 11b),
 	// with C and D repeated once per further layer and a barrier at every stage boundary.
 	em.sbi = true
-	names := []string{"A", "B"}
 	q1 := em.qkv(sb[0], 0, 1)
 	em.nextStage()
 	q2 := em.qkv(sb[1], 0, 2)
 	m1 := em.mhaOps(&w[0], 0, 1, q1)
 	var m2 []int
-	for l := 0; l < N-1; l++ {
+	em.periods(N-1, func(l int) {
 		em.nextStage()
 		p := em.projFFN(sb[0], l, 1, m1...)
 		q1 = em.qkv(sb[0], l+1, 1, p)
@@ -450,23 +501,45 @@ func (n *neupims) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		p = em.projFFN(sb[1], l, 2, m2...)
 		q2 = em.qkv(sb[1], l+1, 2, p)
 		m1 = em.mhaOps(&w[0], l+1, 1, q1)
-		names = append(names, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
-	}
+	}, func(d int) {
+		q2 += d
+		for i := range m1 {
+			m1[i] += d
+		}
+	})
 	em.nextStage()
 	em.projFFN(sb[0], N-1, 1, m1...)
 	m2 = em.mhaOps(&w[1], N-1, 2, q2)
 	em.nextStage()
 	em.projFFN(sb[1], N-1, 2, m2...)
-	names = append(names, "E", "F")
-	marks := make([]StageMark, len(names))
-	for i := range marks {
-		marks[i] = StageMark{Name: names[i], Start: -1}
+	if len(n.stages) != 2*N+2 {
+		n.stages = []string{"A", "B"}
+		for l := range N - 1 {
+			n.stages = append(n.stages, "C"+strconv.Itoa(l+1), "D"+strconv.Itoa(l+1))
+		}
+		n.stages = append(n.stages, "E", "F")
 	}
-	for _, sp := range s.Spans {
-		if st := sp.Stage; st < len(marks) && (marks[st].Start < 0 || sp.Start < marks[st].Start) {
-			marks[st].Start = sp.Start
+	marks := make([]StageMark, len(n.stages))
+	for i := range marks {
+		marks[i] = StageMark{Name: n.stages[i], Start: -1}
+	}
+	// Each stage starts with its earliest span. The spans come stage by stage, so the
+	// earliest of each run of one stage is taken first, then set on its mark.
+	st, first := -1, Time(0)
+	mark := func() {
+		if st >= 0 && st < len(marks) && (marks[st].Start < 0 || first < marks[st].Start) {
+			marks[st].Start = first
 		}
 	}
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Stage != st {
+			mark()
+			st, first = sp.Stage, sp.Start
+		} else if sp.Start < first {
+			first = sp.Start
+		}
+	}
+	mark()
 	return marks
 }
 
@@ -506,8 +579,8 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	T := float64(snap.IterTime)
 	busy := s.Busy()
 	var npuFlops, extBytes float64
-	for _, sp := range s.Spans {
-		if sp.Lane == laneNPUS {
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Lane == laneNPUS {
 			npuFlops += sp.FLOPs
 			extBytes += sp.Bytes
 		}
@@ -590,21 +663,10 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		g.Reason = "NPU-only: no PIM; attention streams the KV cache over the external bus"
 	}
 
-	snap.KV.BlockBytes = n.tile
-	if n.cfg.PIM.Enabled {
-		snap.KV.Unit = fmt.Sprintf("PIM tile (one %d B row in each of %d banks)", m.PageBytes, m.BanksPerChannel)
-		snap.KV.LocKind = "channel"
-	} else {
-		snap.KV.Unit = fmt.Sprintf("block (32 tokens of one head, %d B)", int(n.tile))
-		snap.KV.LocKind = "HBM"
-	}
+	snap.KV.BlockBytes, snap.KV.Unit, snap.KV.LocKind = n.tile, n.kvUnit, n.kvKind
 	perTok := n.sh.KVBytesPerToken()
-	n.kv.snapshot(&snap.KV, func(i int) string {
-		if n.cfg.PIM.Enabled {
-			return "ch" + strconv.Itoa(i)
-		}
-		return "HBM"
-	}, running, func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
+	n.kv.snapshot(&snap.KV, func(i int) string { return n.kvLabels[i] }, running,
+		func(r *Request) float64 { return float64(r.SeqLen()) * perTok })
 	if snap.KV.Capacity > 0 {
 		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
 	}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -211,6 +213,118 @@ func TestNPUOnlyAttentionRunsGEMVsOnTheArrays(t *testing.T) {
 				t.Fatalf("logit GEMV %v no longer than its KV stream %v", sp.Dur, bus)
 			}
 			break
+		}
+	}
+}
+
+// Admission places the requests Algorithm 2 places, on the same channels, whether it walks
+// the candidates longest first (ties in queue order) or, as the planner does, picks the
+// next that still fits: here against the walk, on channels of little and uneven room, for
+// both channel policies.
+func TestNeuPIMsAdmissionPlacesAsAlgorithm2Walks(t *testing.T) {
+	for _, policy := range []ChannelAlloc{GreedyMinLoad, RoundRobin} {
+		for seed := range 200 {
+			c := testNeuPIMs()
+			c.Scheduler.ChannelAlloc = policy
+			mk := func() (*neupims, []*Request, []*Request) {
+				n, err := newNeuPIMs(&c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := uint64(seed)*0x9e3779b97f4a7c15 + 1
+				next := func(m int) int {
+					rng ^= rng << 13
+					rng ^= rng >> 7
+					rng ^= rng << 17
+					return int(rng % uint64(m))
+				}
+				for l := range n.kv.capacity {
+					n.kv.capacity[l] = 4000
+					n.kv.reserved[l] = next(4000)
+				}
+				n.rrNext = next(n.ch)
+				var running, cands []*Request
+				for i := range 40 {
+					running = append(running, &Request{ID: i + 1, InputLen: 1 + next(600), Loc: next(n.ch), Status: Running})
+				}
+				for i := range 60 {
+					cands = append(cands, &Request{ID: 100 + i, InputLen: 1 + 50*next(12), Loc: -1})
+				}
+				return n, running, cands
+			}
+			n, running, cands := mk()
+			got := n.admit(cands, running)
+			// The walk: every candidate in the policy's order, placed where it fits.
+			w, wRunning, wCands := mk()
+			order := make([]int, len(wCands))
+			for i := range order {
+				order[i] = i
+			}
+			want := make([]bool, len(wCands))
+			clear(w.load)
+			if policy == GreedyMinLoad {
+				for _, r := range wRunning {
+					l, a := w.mha(r.SeqLen())
+					w.load[r.Loc] += int64(l + a)
+				}
+				sort.SliceStable(order, func(a, b int) bool { return wCands[order[a]].InputLen > wCands[order[b]].InputLen })
+			}
+			for _, o := range order {
+				r := wCands[o]
+				fits := func(_, ch int) bool { return w.kv.admits(ch, w.kv.need(r)) }
+				var ch int
+				if policy == GreedyMinLoad {
+					l, a := w.mha(r.SeqLen())
+					ch = GreedyMinLoadAssign(w.load, []int64{int64(l + a)}, fits)[0]
+				} else {
+					ch = RoundRobinAssign(w.ch, &w.rrNext, 1, fits)[0]
+				}
+				if ch >= 0 {
+					w.kv.reserve(r, ch)
+					want[o] = true
+				}
+			}
+			placed := 0
+			for i := range cands {
+				if got[i] != want[i] || cands[i].Loc != wCands[i].Loc {
+					t.Fatalf("%s, seed %d: candidate %d (input %d) placed %v on channel %d, the walk %v on %d",
+						policy, seed, i, cands[i].InputLen, got[i], cands[i].Loc, want[i], wCands[i].Loc)
+				}
+				if got[i] {
+					placed++
+				}
+			}
+			if !slices.Equal(n.kv.reserved, w.kv.reserved) || !slices.Equal(n.load, w.load) || n.rrNext != w.rrNext {
+				t.Fatalf("%s, seed %d: channels left differently from the walk", policy, seed)
+			}
+			if seed == 0 && (placed == 0 || placed == len(cands)) {
+				t.Fatalf("%s: %d of %d placed: the test does not leave some out", policy, placed, len(cands))
+			}
+		}
+	}
+}
+
+// Each A–F stage mark stands where the stage's earliest span starts.
+func TestNeuPIMsStageMarksStartWithTheirStage(t *testing.T) {
+	c := testNeuPIMs()
+	c.Workload.Requests, c.Workload.MaxBatch = 300, 300
+	s := firstSnap(t, c)
+	marks := s.Timeline.Stages
+	if len(marks) != 2*c.shard().LayersDev()+2 {
+		t.Fatalf("%d stage marks for %d layers", len(marks), c.shard().LayersDev())
+	}
+	want := make([]Time, len(marks))
+	for i := range want {
+		want[i] = -1
+	}
+	for _, sp := range s.Timeline.Spans {
+		if want[sp.Stage] < 0 || sp.Start < want[sp.Stage] {
+			want[sp.Stage] = sp.Start
+		}
+	}
+	for i, m := range marks {
+		if m.Start != want[i] || m.Start < 0 {
+			t.Errorf("stage %s marked at %v, its first span starts at %v", m.Name, m.Start, want[i])
 		}
 	}
 }

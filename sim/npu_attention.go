@@ -29,19 +29,34 @@ type npuAttention struct {
 	flops          float64
 }
 
+// npuGEMVs is what a request's decode attention on the NPU takes besides its length:
+// worked out once per planner, since every request of every iteration pays it.
+type npuGEMVs struct {
+	heads        Time // query heads on the device
+	fill, arrays int  // the arrays' fill and drain, and how many share an instruction
+	attendBlock  int  // cycles of one attend instruction: fill and drain, then d_head/arrays
+	kvToken      int  // bytes of one token's K (or V) on the device
+	flopsToken   int  // query heads × d_head
+}
+
+func (n *neupims) npuGEMVs() npuGEMVs {
+	u, sh := n.cfg.NPU, n.sh
+	g := npuGEMVs{heads: Time(sh.HeadsDev()), fill: u.SARows + u.SACols - 1, arrays: max(1, u.SystolicArrays),
+		kvToken: sh.KVEmbedDev() * sh.Precision, flopsToken: sh.HeadsDev() * sh.HeadDim}
+	g.attendBlock = g.fill + ceilDiv(sh.HeadDim, g.arrays)
+	return g
+}
+
 // npuAttend adds one request of L tokens to a.
 func (n *neupims) npuAttend(a *npuAttention, L int) {
-	u, sh := n.cfg.NPU, n.sh
-	fill := u.SARows + u.SACols - 1
-	arrays := max(1, u.SystolicArrays)
-	heads := Time(sh.HeadsDev())
-	a.logit += heads * Cycles(float64(fill+ceilDiv(L, arrays)), u.ClockGHz)
-	a.attend += heads * Cycles(float64(ceilDiv(L, u.SARows)*(fill+ceilDiv(sh.HeadDim, arrays))), u.ClockGHz)
-	a.softmax += heads * Cycles(float64(softmaxCycles(L, u.VectorWidth)), u.ClockGHz)
-	kv := float64(L * sh.KVEmbedDev() * sh.Precision)
+	u, g := &n.cfg.NPU, &n.gemv
+	a.logit += g.heads * Cycles(float64(g.fill+ceilDiv(L, g.arrays)), u.ClockGHz)
+	a.attend += g.heads * Cycles(float64(ceilDiv(L, u.SARows)*g.attendBlock), u.ClockGHz)
+	a.softmax += g.heads * Cycles(float64(softmaxCycles(L, u.VectorWidth)), u.ClockGHz)
+	kv := float64(L * g.kvToken)
 	a.kBytes += kv
 	a.vBytes += kv
-	a.flops += 4 * float64(sh.HeadsDev()*sh.HeadDim*L)
+	a.flops += 4 * float64(g.flopsToken*L)
 }
 
 // npuMHA emits a (sub-)batch's attention on the NPU: the logit GEMVs, the softmax, the

@@ -20,17 +20,8 @@ type PIMParams struct {
 // cycles of one request's attention in one layer, split into the logit GEMV (Kᵀq, lines
 // 2–4) and the attend GEMV (logits·V, lines 5–7).
 func (p PIMParams) MHALatency(seqLen, heads, headDim int) (logit, attend int) {
-	if seqLen < 1 {
-		seqLen = 1
-	}
-	embed := heads * headDim
-	chunks := ceilDiv(embed, p.PageElems)
-	tiles := ceilDiv(seqLen, p.Banks) * chunks
-	logit = p.GWriteCycles*chunks + p.TileCycles*tiles
-	chunksV := ceilDiv(seqLen, p.PageElems) * heads
-	tilesV := ceilDiv(headDim, p.Banks) * chunksV
-	attend = p.GWriteCycles*chunksV + p.TileCycles*tilesV
-	return logit, attend
+	a := p.attention(heads, headDim)
+	return a.latency(seqLen)
 }
 
 // MHAExec is the PIM cycles one request's attention takes in one layer when the kernels
@@ -46,22 +37,52 @@ func (p PIMParams) MHALatency(seqLen, heads, headDim int) (logit, attend int) {
 // L_tile − CompCycles·(full − max(c, MinComps)) cycles. Algorithm 1's estimate (MHALatency)
 // is still what the scheduler balances channels with (Algorithm 2).
 func (p PIMParams) MHAExec(seqLen, heads, headDim int) (logit, attend int) {
-	if seqLen < 1 {
-		seqLen = 1
-	}
-	embed := heads * headDim
-	chunks := ceilDiv(embed, p.PageElems)
-	lastHeads := ceilDiv(embed-(chunks-1)*p.PageElems, headDim)
+	a := p.attention(heads, headDim)
+	return a.exec(seqLen)
+}
+
+// pimAttention is one request's attention in one layer on a PIM channel for a device's
+// heads, with what does not depend on the request's length worked out once: a planner
+// times every request of every iteration with it.
+type pimAttention struct {
+	p                 PIMParams
+	heads             int
+	chunks            int // P-element chunks of the embedding: the K tiles per Banks tokens
+	tilesV            int // tiles of one head's V chunk: ceil(headDim/B)
+	keyTile, fullTile int // MHAExec: the cycles of a row of K tiles, of a full chunk's V tile
+}
+
+func (p PIMParams) attention(heads, headDim int) pimAttention {
+	a := pimAttention{p: p, heads: heads, chunks: ceilDiv(heads*headDim, p.PageElems), tilesV: ceilDiv(headDim, p.Banks)}
+	lastHeads := ceilDiv(heads*headDim-(a.chunks-1)*p.PageElems, headDim)
 	perHead := ceilDiv(headDim, max(1, p.Multipliers))
-	keyTile := (chunks-1)*p.tile(ceilDiv(p.PageElems, headDim)*perHead) + p.tile(lastHeads*perHead)
-	logit = p.GWriteCycles*chunks + ceilDiv(seqLen, p.Banks)*keyTile
+	a.keyTile = (a.chunks-1)*p.tile(ceilDiv(p.PageElems, headDim)*perHead) + p.tile(lastHeads*perHead)
+	a.fullTile = p.tile(ceilDiv(p.PageElems, max(1, p.Multipliers)))
+	return a
+}
+
+// latency is Algorithm 1 (MHALatency) for a sequence of seqLen tokens.
+func (a *pimAttention) latency(seqLen int) (logit, attend int) {
+	p := &a.p
+	seqLen = max(seqLen, 1)
+	tiles := ceilDiv(seqLen, p.Banks) * a.chunks
+	logit = p.GWriteCycles*a.chunks + p.TileCycles*tiles
+	chunksV := ceilDiv(seqLen, p.PageElems) * a.heads
+	attend = p.GWriteCycles*chunksV + p.TileCycles*(a.tilesV*chunksV)
+	return logit, attend
+}
+
+// exec is the kernels as they execute (MHAExec) for a sequence of seqLen tokens.
+func (a *pimAttention) exec(seqLen int) (logit, attend int) {
+	p := &a.p
+	seqLen = max(seqLen, 1)
+	logit = p.GWriteCycles*a.chunks + ceilDiv(seqLen, p.Banks)*a.keyTile
 	full, rest := seqLen/p.PageElems, seqLen%p.PageElems
-	tilesV := ceilDiv(headDim, p.Banks)
-	v := full * (p.GWriteCycles + tilesV*p.tile(ceilDiv(p.PageElems, max(1, p.Multipliers))))
+	v := full * (p.GWriteCycles + a.tilesV*a.fullTile)
 	if rest > 0 {
-		v += p.GWriteCycles + tilesV*p.tile(ceilDiv(rest, max(1, p.Multipliers)))
+		v += p.GWriteCycles + a.tilesV*p.tile(ceilDiv(rest, max(1, p.Multipliers)))
 	}
-	return logit, heads * v
+	return logit, a.heads * v
 }
 
 // tile is the cycles of one PIM tile whose GEMV issues comps COMPs.

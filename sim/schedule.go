@@ -3,6 +3,7 @@ package sim
 import (
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Lane is one resource that runs one operation at a time: an NPU's systolic arrays, a PIM
@@ -112,10 +113,8 @@ type Schedule struct {
 	stage     int  // current stage (ops arrive in non-decreasing stage order)
 	barrier   Time // end of all ops of earlier stages
 	barrierBy int  // span that set the barrier
-	stageEnd  Time // end of ops in the current stage so far
-	stageBy   int
-	makespan  Time
-	critical  int // span that ends last
+	makespan  Time // end of the ops so far: at a stage's first op, the stage barrier
+	critical  int  // span that ends last
 	// kvStall is set by the engine when admission left a request waiting for KV space
 	// this iteration: lanes that run nothing are then capacity stalls.
 	kvStall bool
@@ -140,16 +139,16 @@ func (s *Schedule) Reset(lanes []Lane) {
 	for range lanes {
 		s.laneLast = append(s.laneLast, -1)
 	}
-	s.stage, s.barrier, s.stageEnd, s.makespan = 0, 0, 0, 0
-	s.barrierBy, s.stageBy, s.critical = -1, -1, -1
+	s.stage, s.barrier, s.makespan = 0, 0, 0
+	s.barrierBy, s.critical = -1, -1
 	s.kvStall = false
 }
 
 // Add places op after the spans deps and returns its span index.
 func (s *Schedule) Add(op Op, deps ...int) int {
 	if op.Stage > s.stage {
-		if s.stageEnd > s.barrier {
-			s.barrier, s.barrierBy = s.stageEnd, s.stageBy
+		if s.makespan > s.barrier {
+			s.barrier, s.barrierBy = s.makespan, s.critical
 		}
 		s.stage = op.Stage
 	}
@@ -178,9 +177,6 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 	s.laneFree[op.Lane] = end
 	s.laneLast[op.Lane] = idx
 	s.laneBusy[op.Lane] += op.Dur
-	if end > s.stageEnd || s.stageBy < 0 {
-		s.stageEnd, s.stageBy = end, idx
-	}
 	if end > s.makespan || s.critical < 0 {
 		s.makespan, s.critical = end, idx
 	}
@@ -200,12 +196,18 @@ func (s *Schedule) place(idx int, op *Op, start Time, by int) {
 	}
 	s.Spans = s.Spans[:idx+1]
 	sp := &s.Spans[idx]
-	if sp.Name != op.Name {
+	if !sameString(sp.Name, op.Name) {
 		sp.Name = op.Name
 	}
 	sp.Dur, sp.FLOPs, sp.Bytes = op.Dur, op.FLOPs, op.Bytes
 	sp.Lane, sp.Stage, sp.Layer, sp.SubBatch = op.Lane, op.Stage, op.Layer, op.SubBatch
 	sp.Start, sp.By = start, by
+}
+
+// sameString reports whether a and b are one string in memory, as the name of an op is
+// from one iteration to the next: comparing their bytes as well costs a call per span.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // idle records a bubble inside the iteration and adds it to its lane's idle time. Like
@@ -279,6 +281,148 @@ func (s *Schedule) AddAt(op Op, start Time) int {
 	s.laneLast[op.Lane] = idx
 	s.laneBusy[op.Lane] += op.Dur
 	return idx
+}
+
+// Mark is the state of a schedule between two ops: where a period of a repeating layout
+// starts (Repeat).
+type Mark struct {
+	spans, bubbles, ownClock int
+	stage                    int
+	barrier, end             Time
+	barrierBy, last          int // last: the span that ends last (critical)
+}
+
+// Mark returns the schedule's state now.
+func (s *Schedule) Mark() Mark {
+	return Mark{spans: len(s.Spans), bubbles: len(s.Bubbles), ownClock: len(s.ownClock), stage: s.stage,
+		barrier: s.barrier, end: s.makespan, barrierBy: s.barrierBy, last: s.critical}
+}
+
+// Repeat lays out n more periods of a repeating layout, the ops added since b, as copies
+// of them, when the last period (the ops added since b) is the one before it (those added
+// from a to b) moved on in time, and reports whether it did; otherwise it adds nothing.
+//
+// A planner that lays out layer after layer the same ops, each layer's (or group of
+// stages') ops depending only on its own and the previous period's spans, may call it
+// once it has added two periods: the caller promises that every further period would add
+// the same ops as the last, their layers and stages moved on by as much as the last moved
+// on from the one before, and their dependencies by a period's spans. Add places an op
+// from the state it leaves (each lane's free time and last span, the stage barrier, the
+// end so far) and the ends of the op's dependencies, and it places it the same whatever
+// the origin of time: when the last period laid out as the one before it moved on by Δ
+// and P spans, and the state it left is the state the one before left moved on by Δ and
+// P, the next period would lay out as the last moved on again, and so on. Repeat checks
+// exactly that, then writes what Add would have written, at the cost of a copy.
+func (s *Schedule) Repeat(a, b Mark, n int) bool {
+	now := s.Mark()
+	p, q := b.spans-a.spans, b.bubbles-a.bubbles
+	if n <= 0 || p <= 0 || now.spans-b.spans != p || now.bubbles-b.bubbles != q ||
+		now.ownClock != a.ownClock || now.stage-b.stage != b.stage-a.stage {
+		return false
+	}
+	first, next := &s.Spans[a.spans], &s.Spans[b.spans]
+	dt, dStage, dLayer := next.Start-first.Start, next.Stage-first.Stage, next.Layer-first.Layer
+	// A period without a stage boundary leaves the barrier where it was, and no op of it
+	// waited there (each started later than its copy in the period before); with one, the
+	// barrier moves on with the period.
+	if !moved(b.end, b.last, now.end, now.last, dt, p) ||
+		dStage != 0 && !moved(b.barrier, b.barrierBy, now.barrier, now.barrierBy, dt, p) {
+		return false
+	}
+	for i := b.spans; i < now.spans; i++ {
+		x, y := &s.Spans[i-p], &s.Spans[i]
+		op := x.Op
+		op.Stage, op.Layer = op.Stage+dStage, op.Layer+dLayer
+		if y.Op != op || y.Start != x.Start+dt || y.By != shiftIndex(x.By, p) {
+			return false
+		}
+	}
+	for i := b.bubbles; i < now.bubbles; i++ {
+		x := s.Bubbles[i-q]
+		x.Start, x.Waited = x.Start+dt, shiftIndex(x.Waited, p)
+		if s.Bubbles[i] != x {
+			return false
+		}
+	}
+	// Each copy is the one before it with its times, span indices, stages and layers
+	// moved on: the spans written field by field (as place writes them), the bubbles
+	// copied whole, then moved on. The lanes' busy and idle times grow by n times the
+	// last period's.
+	for i := b.spans; i < now.spans; i++ {
+		s.laneBusy[s.Spans[i].Lane] += Time(n) * s.Spans[i].Dur
+	}
+	for _, x := range s.Bubbles[b.bubbles:now.bubbles] {
+		s.laneIdle[x.Lane][x.Cause] += Time(n) * x.Dur
+	}
+	spans := slices.Grow(s.Spans, n*p)[:now.spans+n*p]
+	to := spans[now.spans:]
+	from := spans[b.spans:][:len(to)]
+	for i := range to {
+		// Field by field, the name only where the slot holds another, as place writes.
+		x, y := &from[i], &to[i]
+		if !sameString(y.Name, x.Name) {
+			y.Name = x.Name
+		}
+		y.Dur, y.FLOPs, y.Bytes = x.Dur, x.FLOPs, x.Bytes
+		y.Lane, y.Stage, y.Layer, y.SubBatch = x.Lane, x.Stage+dStage, x.Layer+dLayer, x.SubBatch
+		y.Start, y.By = x.Start+dt, shiftIndex(x.By, p)
+	}
+	s.Spans = spans
+	bubbles := slices.Grow(s.Bubbles, n*q)[:now.bubbles+n*q]
+	for r := now.bubbles; r < len(bubbles); r += q {
+		period := bubbles[r : r+q]
+		copy(period, bubbles[r-q:r])
+		for i := range period {
+			y := &period[i]
+			y.Start, y.Waited = y.Start+dt, shiftIndex(y.Waited, p)
+		}
+	}
+	s.Bubbles = bubbles
+	for l, last := range s.laneLast {
+		if last >= b.spans {
+			s.laneFree[l] += Time(n) * dt
+			s.laneLast[l] += n * p
+		}
+	}
+	s.stage += n * dStage
+	if dStage != 0 {
+		s.barrier, s.barrierBy = s.barrier+Time(n)*dt, s.barrierBy+n*p
+	}
+	s.makespan, s.critical = s.makespan+Time(n)*dt, s.critical+n*p
+	return true
+}
+
+// Periods lays out count periods of a repeating layout, period(i) adding the ops of
+// period i: a decoder layer, say, or a group of stages. Every period runs the same ops,
+// one period on (their layers and stages), each depending only on its own and the
+// previous period's spans; period keeps the span indices the next one depends on. Once a
+// period lays out as the one before it moved on in time, the rest are copies (Repeat),
+// and shift(d) moves those indices on by the d spans copied.
+func (s *Schedule) Periods(count int, period func(i int), shift func(d int)) {
+	var prev, last Mark
+	for i := range count {
+		m := s.Mark()
+		if i >= 2 && s.Repeat(prev, last, count-i) {
+			shift(len(s.Spans) - m.spans)
+			return
+		}
+		period(i)
+		prev, last = last, m
+	}
+}
+
+// moved reports whether the time and span index (t1, i1) are (t0, i0) moved on by dt and
+// p spans.
+func moved(t0 Time, i0 int, t1 Time, i1 int, dt Time, p int) bool {
+	return t1 == t0+dt && i1 == i0+p
+}
+
+// shiftIndex moves a span index on by p spans; -1 (none) stays.
+func shiftIndex(i, p int) int {
+	if i < 0 {
+		return i
+	}
+	return i + p
 }
 
 // Makespan is the end of the last op placed so far (AddAt ops excluded).

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -207,5 +208,140 @@ func TestSpanKeepsEveryOpField(t *testing.T) {
 	j := s.AddAt(op, 1000)
 	if s.Spans[i].Op != op || s.Spans[j].Op != op {
 		t.Fatalf("spans %+v and %+v, want op %+v", s.Spans[i].Op, s.Spans[j].Op, op)
+	}
+}
+
+// repeatLayout adds period i of a layout that repeats with a stage barrier every period
+// or none, from a prefix with a long op on its own lane and a lane that is only used now
+// and then; durations come from dur, the same for every period.
+func repeatLayout(s *Schedule, i int, staged bool, dur []Time, carry *[]int) {
+	stage := 0
+	if staged {
+		stage = 2*i + 1
+	}
+	op := func(name string, lane int, d Time, st int, deps ...int) int {
+		return s.Add(Op{Name: name, Lane: lane, Dur: d, Stage: st, Layer: i, SubBatch: lane % 2, FLOPs: float64(d) * 1.5, Bytes: float64(d) / 3}, deps...)
+	}
+	qkv := op("QKV", 0, dur[0], stage, (*carry)...)
+	var mha []int
+	for c := 2; c < 6; c++ {
+		if dur[c] > 0 {
+			mha = append(mha, op("MHA", c, dur[c], stage, qkv))
+		}
+	}
+	mha = append(mha, op("softmax", 1, dur[1], stage, qkv))
+	if staged {
+		stage++
+	}
+	pj := op("Proj", 0, dur[6], stage, mha...)
+	ffn := op("FFN", 0, dur[7], stage, pj)
+	*carry = []int{op("GELU", 1, dur[8], stage, ffn)}
+}
+
+// Repeat writes what Add would: spans, bubbles, busy and idle times, the critical path and
+// the makespan of a layout laid out op by op, whether the periods meet at a barrier or
+// chain through a dependency, and whether or not an op before them holds the iteration's end.
+func TestScheduleRepeatMatchesAdd(t *testing.T) {
+	lanes := []Lane{{Name: "NPU-S", Group: "npu"}, {Name: "NPU-V", Group: "npu_vector"},
+		{Name: "ch0", Group: "pim"}, {Name: "ch1", Group: "pim"}, {Name: "ch2", Group: "pim"}, {Name: "ch3", Group: "pim", Transfer: true}, {Name: "prefill", Group: "prefill"}}
+	const periods = 12
+	for _, staged := range []bool{false, true} {
+		for _, long := range []Time{0, 7, 1_000_000} {
+			for seed := range 40 {
+				tail := seed%2 == 1
+				dur := make([]Time, 9)
+				for k := range dur {
+					dur[k] = Time(1 + (seed*7919+k*104729)%97)
+				}
+				if seed%3 == 0 {
+					dur[3] = 0 // a channel without work
+				}
+				build := func(repeat bool) (*Schedule, int) {
+					s := NewSchedule(lanes, 0, 0)
+					if long > 0 {
+						s.Add(Op{Name: "prefill", Lane: 6, Dur: long})
+					}
+					var carry []int
+					var prev, last Mark
+					repeated := -1
+					for i := range periods {
+						m := s.Mark()
+						if repeat && i >= 2 && s.Repeat(prev, last, periods-i) {
+							repeated = i
+							carry[0] += len(s.Spans) - m.spans
+							break
+						}
+						repeatLayout(s, i, staged, dur, &carry)
+						prev, last = last, m
+					}
+					// After the periods, but for a layout that ends with them: an op in
+					// the last period's stage, held by its barrier if it has one, and two
+					// in the next stage, one after the last period and one held by the
+					// barrier only.
+					if tail {
+						st := 0
+						if staged {
+							st = 2 * periods
+						}
+						s.Add(Op{Name: "tail", Lane: 2, Dur: 3, Stage: st})
+						s.Add(Op{Name: "end", Lane: 0, Dur: 4, Stage: st + 1}, carry...)
+						s.Add(Op{Name: "fence", Lane: 6, Dur: 1, Stage: st + 1})
+					}
+					s.Finish()
+					return s, repeated
+				}
+				want, _ := build(false)
+				got, at := build(true)
+				name := fmt.Sprintf("staged=%v long=%d seed=%d tail=%v", staged, long, seed, tail)
+				if long < 1_000_000 && at < 0 {
+					t.Errorf("%s: never repeated", name)
+				}
+				if !reflect.DeepEqual(got.Spans, want.Spans) || !reflect.DeepEqual(got.Bubbles, want.Bubbles) ||
+					!reflect.DeepEqual(got.Critical, want.Critical) || !reflect.DeepEqual(got.Busy(), want.Busy()) ||
+					!reflect.DeepEqual(got.laneIdle, want.laneIdle) || got.Makespan() != want.Makespan() {
+					t.Fatalf("%s: repeating from period %d lays out differently from adding op by op", name, at)
+				}
+			}
+		}
+	}
+}
+
+// Repeat adds nothing unless the last period is the one before it moved on in time.
+func TestScheduleRepeatRefuses(t *testing.T) {
+	lanes := []Lane{{Name: "a"}, {Name: "b"}}
+	s := NewSchedule(lanes, 0, 0)
+	a := s.Mark()
+	x := s.Add(Op{Name: "A", Lane: 0, Dur: 10})
+	s.Add(Op{Name: "B", Lane: 1, Dur: 5}, x)
+	b := s.Mark()
+	y := s.Add(Op{Name: "A", Lane: 0, Dur: 10})
+	s.Add(Op{Name: "B", Lane: 1, Dur: 6}, y)
+	if s.Repeat(a, b, 3) || len(s.Spans) != 4 {
+		t.Fatalf("repeated periods of different durations: %d spans", len(s.Spans))
+	}
+	c := s.Mark()
+	s.Add(Op{Name: "A", Lane: 0, Dur: 10})
+	if s.Repeat(b, c, 3) || len(s.Spans) != 5 {
+		t.Fatalf("repeated periods of different lengths: %d spans", len(s.Spans))
+	}
+	if s.Repeat(c, s.Mark(), 0) {
+		t.Fatal("repeated no periods")
+	}
+	// Two periods of two stages that lay out alike, left in a state that is not the one
+	// before moved on: the barrier or the end so far stands elsewhere.
+	for _, tamper := range []func(*Schedule){nil, func(s *Schedule) { s.barrier++ }, func(s *Schedule) { s.makespan++ }, func(s *Schedule) { s.critical = 0 }} {
+		s := NewSchedule(lanes, 0, 0)
+		var marks []Mark
+		for i := range 3 {
+			marks = append(marks, s.Mark())
+			x := s.Add(Op{Name: "A", Lane: 0, Dur: 10, Stage: 2*i + 1})
+			s.Add(Op{Name: "B", Lane: 1, Dur: 5, Stage: 2*i + 2}, x)
+		}
+		if tamper != nil {
+			tamper(s)
+		}
+		if got := s.Repeat(marks[1], marks[2], 2); got != (tamper == nil) {
+			t.Errorf("tampered %v: Repeat = %v", tamper != nil, got)
+		}
 	}
 }
