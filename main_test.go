@@ -242,6 +242,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--set", "pim.channel=3"}, `pim.channel: unknown key`},
 		{[]string{"run", "--set", "memory.channels=x"}, `"x" is not a valid integer; want 1 to 4096`},
 		{[]string{"run", "--set", "memory.channels=0"}, `0 is out of range; want 1 to 4096`},
+		// A one-lane vector unit's reduction trees never finish reducing.
+		{[]string{"run", "--preset", "npu-only", "--set", "npu.vector_width=1"}, `npu.vector_width: 1 is out of range; want 2 to 65536`},
 		{[]string{"run", "--batch", "0"}, `--batch 0: 0 is out of range`},
 		{[]string{"run", "--batch", "-5"}, `--batch -5: -5 is out of range; want 1 to`},
 		{[]string{"run", "--arrival", "poisson:abc"}, `--arrival poisson:abc: "abc" is not a valid number`},

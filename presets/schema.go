@@ -97,7 +97,7 @@ type NPUSec struct {
 	SARows           int     `toml:"sa_rows" min:"1" max:"4096" doc:"rows of one systolic array"`
 	SACols           int     `toml:"sa_cols" min:"1" max:"4096" doc:"columns of one systolic array"`
 	VectorUnits      int     `toml:"vector_units" min:"1" max:"1024" doc:"vector units per chip"`
-	VectorWidth      int     `toml:"vector_width" min:"1" max:"65536" doc:"lanes of one vector unit"`
+	VectorWidth      int     `toml:"vector_width" min:"2" max:"65536" doc:"lanes of one vector unit (at least 2: its add and compare trees reduce a slice to one)"`
 	ClockGHz         float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"NPU clock in GHz"`
 	MemoryEfficiency float64 `toml:"memory_efficiency" min:"0.01" max:"1" doc:"fraction of the peak bandwidth a weight stream reaches"`
 	SRAMKiB          int     `toml:"sram_kib" min:"1" max:"16777216" doc:"scratchpad in KiB; a GEMM is cut into tiles that fit half of it"`
