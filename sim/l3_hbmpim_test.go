@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // testHBMPIM is the GPU + HBM-PIM baseline of L3 §6.1 (NeuPIMs/AttAcc): KV and decode
 // attention in HBM-PIM, prefill first, two decode sub-batches where they pay.
@@ -56,5 +59,75 @@ func TestHBMPIMSplitsOnlyWhereItPays(t *testing.T) {
 		if split != tc.split || s.IterTime != min(one, two) {
 			t.Fatalf("%d requests: split %v in %v; one batch takes %v, two sub-batches %v", tc.requests, split, s.IterTime, one, two)
 		}
+	}
+}
+
+// What holds HBM-PIM's choice over a stretch is in each probe's signature: the plan not
+// kept is bounded by its longest chain of spans, which starts each span as the one before
+// it ends, so its length is the layout's; and one batch kept on the GPU-work bound carries
+// the split that bound counts.
+func TestHBMPIMChoiceHeldOverAStretch(t *testing.T) {
+	seen := map[int32]bool{}
+	for _, tc := range []struct {
+		requests int
+		tbps     float64
+		in       int
+		opt66b   bool // OPT-66B on two GPUs a replica, as the preset runs it
+	}{{6, 260.8, 1000, false}, {48, 260.8, 1000, false}, {48, 4, 1000, false}, {16, 260.8, 16000, true}} {
+		c := testHBMPIM()
+		if tc.opt66b {
+			c.Model, c.TP = l3OPT66B, 2
+		}
+		c.L3.PIM.HBMPIMTBps = tc.tbps
+		c.Workload.Requests = tc.requests
+		c.Workload.InputLen, c.Workload.OutputLen = tc.in, 8
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Step(); err != nil {
+			t.Fatal(err)
+		}
+		p := e.sys.(*l3)
+		s := NewSchedule(p.lanes(), 0, 0)
+		if !p.probe(s, e.running, 2) {
+			t.Fatal("HBM-PIM declined to probe")
+		}
+		if len(p.choice) == 0 || !slices.Contains(p.decided(nil), p.choice[0]) {
+			t.Fatalf("%d requests at %g TB/s: no choice in the signature", tc.requests, tc.tbps)
+		}
+		var loser *Schedule
+		switch p.choice[0] {
+		case 2:
+			loser = p.scratch[1]
+		case 1:
+			loser = p.scratch[0]
+		}
+		seen[p.choice[0]] = true
+		if (p.it.n == 2) != (p.choice[0] == 2) {
+			t.Fatalf("%d requests at %g TB/s: %d sub-batches kept, choice %d", tc.requests, tc.tbps, p.it.n, p.choice[0])
+		}
+		if loser == nil {
+			continue
+		}
+		ch := chain(nil, loser)
+		if !slices.Equal(p.choice[len(p.choice)-len(ch):], ch) {
+			t.Fatalf("%d requests at %g TB/s: choice %v does not end with the other plan's chain %v", tc.requests, tc.tbps, p.choice, ch)
+		}
+		var sum Time
+		for k, i := range ch {
+			sp := loser.Spans[i]
+			sum += sp.Dur
+			if k+1 < len(ch) && loser.Spans[ch[k+1]].End() != sp.Start {
+				t.Fatalf("span %d starts at %v, not as span %d ends (%v)", i, sp.Start, ch[k+1], loser.Spans[ch[k+1]].End())
+			}
+		}
+		if sum != loser.Makespan() || loser.Spans[ch[len(ch)-1]].Start != 0 {
+			t.Fatalf("%d requests at %g TB/s: the chain's spans last %v, the layout %v", tc.requests, tc.tbps, sum, loser.Makespan())
+		}
+	}
+	t.Logf("choices seen %v", seen)
+	if !seen[0] || !seen[1] || !seen[2] {
+		t.Errorf("choices seen %v: want each of the three", seen)
 	}
 }

@@ -90,6 +90,7 @@ func costOp(name string, lane int, c l3Cost, layer, sb int) Op {
 
 func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	laid := false
+	p.choice = p.choice[:0]
 	if !p.built {
 		p.buildFixed(decode, prefill)
 		if p.lc.Attention == L3AttnHBMPIM && p.it.n == 2 {
@@ -127,8 +128,21 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 // its layout is the iteration's, so it trades places with s. The two sub-batches, planned
 // when it is called, are laid out only when their GPU work alone does not already take
 // longer than the single batch.
+//
+// A stretch's probes check the kept plan's shape, so its length is affine in the
+// iterations between them; the plan not kept is only bounded, and choice records what
+// keeps the bound on the same side throughout (decided):
+//   - one batch, as the two would keep the GPU busy at least as long: gpuBusy counts the
+//     split's requests per sub-batch and replica, fixed by the split's choices (side), so
+//     the same choices make it a constant;
+//   - one batch, as the two laid out take as long: the two's longest chain of spans
+//     (chain), the same at every probe, is affine, a lower bound of their length and equal
+//     to it at the probes, so it stays at or above the one batch's line in between;
+//   - two sub-batches: the one batch's longest chain likewise stays above the two's line
+//     and above gpuBusy in between.
 func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) {
 	busy := p.gpuBusy()
+	p.choice = append(append(p.choice[:0], 0), p.it.side...)
 	p.single = true
 	p.buildFixed(decode, prefill)
 	one := p.trial(1)
@@ -136,14 +150,28 @@ func (p *l3) splitIfItPays(s *Schedule, decode, prefill []*Request) {
 	if one > busy {
 		p.buildFixed(decode, prefill)
 		if p.trial(0) < one {
+			p.choice = chain(append(p.choice[:0], 2), p.scratch[1])
 			*s, *p.scratch[0] = *p.scratch[0], *s
 			return
 		}
+		p.choice[0] = 1
+		p.choice = chain(p.choice, p.scratch[0])
 		p.single = true
 		p.buildFixed(decode, prefill)
 		p.single = false
 	}
 	*s, *p.scratch[1] = *p.scratch[1], *s
+}
+
+// chain appends the spans of s's longest chain, from the span that ends last back through
+// what set each one's start (Span.By): each starts as the one before it ends, so the
+// chain's length is the sum of their durations, and wherever the same ops are laid out
+// the same chain is a lower bound of the layout's length.
+func chain(sig []int32, s *Schedule) []int32 {
+	for i := s.critical; i >= 0; i = s.Spans[i].By {
+		sig = append(sig, int32(i))
+	}
+	return sig
 }
 
 // gpuBusy is a lower bound of the planned iteration's length: each replica's GPU runs
@@ -784,9 +812,11 @@ func gcd(a, b int) int {
 // probes of a stretch plan one decoding batch, so the token-balanced split is told by
 // which sub-batch each of its requests, in the batch's order, joined (side, a bit a
 // request); the other splits, by position or by location, by the sub-batches' requests.
+// HBM-PIM's choice of one batch or two is held by what splitIfItPays records (choice).
 func (p *l3) decided(sig []int32) []int32 {
 	it := &p.it
 	sig = append(sig, int32(it.n), int32(len(it.sb[0].dec)))
+	sig = append(sig, p.choice...)
 	if len(it.side) > 0 {
 		return append(sig, it.side...)
 	}
