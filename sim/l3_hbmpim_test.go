@@ -14,6 +14,19 @@ func testHBMPIM() Config {
 	return c
 }
 
+// stepOnce builds c's L3-family engine and steps its first iteration.
+func stepOnce(t *testing.T, c Config) (*Engine, *l3) {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Step(); err != nil {
+		t.Fatal(err)
+	}
+	return e, e.sys.(*l3)
+}
+
 // The HBM-PIM baseline keeps its two decode sub-batches only where they shorten the
 // iteration (L3 §6.1 runs it NeuPIMs-style, and NeuPIMs' simulator interleaves only from
 // batch 256): at a few requests the FC layers are bound by reading the weights, and a
@@ -30,15 +43,8 @@ func TestHBMPIMSplitsOnlyWhereItPays(t *testing.T) {
 		c.L3.PIM.HBMPIMTBps = tc.tbps
 		c.Workload.Requests = tc.requests
 		c.Workload.InputLen, c.Workload.OutputLen = 1000, 8
-		e, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Step(); err != nil {
-			t.Fatal(err)
-		}
+		e, p := stepOnce(t, c)
 		// Lay out the next iteration both ways, as the planner will compare them.
-		p := e.sys.(*l3)
 		p.buildFixed(e.running, nil)
 		two := p.trial(0)
 		p.single = true
@@ -81,14 +87,7 @@ func TestHBMPIMChoiceHeldOverAStretch(t *testing.T) {
 		c.L3.PIM.HBMPIMTBps = tc.tbps
 		c.Workload.Requests = tc.requests
 		c.Workload.InputLen, c.Workload.OutputLen = tc.in, 8
-		e, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Step(); err != nil {
-			t.Fatal(err)
-		}
-		p := e.sys.(*l3)
+		e, p := stepOnce(t, c)
 		s := NewSchedule(p.lanes(), 0, 0)
 		if !p.probe(s, e.running, 2) {
 			t.Fatal("HBM-PIM declined to probe")
