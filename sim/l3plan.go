@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -239,13 +240,7 @@ func (p *l3) emit(s *Schedule) {
 		}
 	}
 	p.bankUsage(it)
-	N := p.sh.Layers
-	for l := range N {
-		for i := range it.n {
-			e.gpu(i, l)
-			e.attention(i, l)
-		}
-	}
+	e.layers(p.sh.Layers)
 	for i := range it.n {
 		e.tail(i)
 	}
@@ -255,6 +250,136 @@ func (p *l3) emit(s *Schedule) {
 				e.sendPKV(i, e.rankOrder())
 			}
 		}
+	}
+}
+
+// layerPeriod is how many layers on the iteration's ops repeat, or 0 when they do not:
+// with the layer-wise round-robin (§5.1) rankset class c sits on rankset (c+ℓ) mod N_rs,
+// so every N_rs layers each rankset serves the same classes again; HBM-PIM, the GPU and
+// the CPU run the same ops every layer; the naive mapping puts each layer of a request
+// on a rankset of its own and repeats nothing.
+func (p *l3) layerPeriod() int {
+	switch {
+	case !p.lc.hostKV():
+		return 1
+	case p.lc.CommOverlap:
+		return p.nrs
+	}
+	return 0
+}
+
+// l3Mark is the emitter's state between two periods of layers: the schedule's, the span
+// indices the next period depends on (refs), what else it reads, and the ranksets' busy
+// and receiving times so far.
+type l3Mark struct {
+	at         Mark
+	refs, aux  []int
+	recv, busy []Time
+}
+
+// refs visits every span index the next layer's ops may depend on, in a fixed order.
+func (e *l3Emit) refs(f func(*int)) {
+	for i := range e.p.it.n {
+		for g := range e.gen[i] {
+			f(&e.gen[i][g])
+			f(&e.outRep[i][g])
+		}
+		f(&e.syncP[i])
+		for k := range e.outs[i] {
+			f(&e.outs[i][k])
+		}
+		for k := range e.pend[i].gens {
+			f(&e.pend[i].gens[k])
+		}
+	}
+	for r := range e.rsLast {
+		f(&e.rsLast[r])
+		f(&e.rsBlock[r])
+	}
+}
+
+// mark records into m the state before layer l.
+func (e *l3Emit) mark(m *l3Mark, l int) {
+	m.at = e.s.Mark()
+	m.refs = m.refs[:0]
+	e.refs(func(x *int) { m.refs = append(m.refs, *x) })
+	m.aux = m.aux[:0]
+	for i := range e.p.it.n {
+		pd := &e.pend[i]
+		m.aux = append(m.aux, len(e.outs[i]), len(pd.gens), boolInt(pd.ok))
+		if pd.ok {
+			m.aux = append(m.aux, pd.layer-l)
+		}
+	}
+	m.recv = append(m.recv[:0], e.p.rsRecv...)
+	m.busy = append(m.busy[:0], e.p.rsBusy...)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// layers lays out the gpu work and attention of layers [0, n). Where they repeat every
+// per layers (layerPeriod), a period reads only the spans the one before it left in the
+// emitter (refs) and the schedule's state: once the last period laid out as the one
+// before it moved on in time (Schedule.Repeat checks that) and left those references
+// moved on by its spans, every further period would lay out the same moved on again, so
+// they are copies, and the references, the pending prefill KV's layer and the ranksets'
+// times move on by as many periods.
+func (e *l3Emit) layers(n int) {
+	per := e.p.layerPeriod()
+	l := 0
+	if per > 0 {
+		var m [3]l3Mark // the state before the period before last, the last period, now
+		for ; l+per <= n; l += per {
+			prev, last, now := &m[(l/per+1)%3], &m[(l/per+2)%3], &m[(l/per)%3]
+			e.mark(now, l)
+			if k := (n - l) / per; l >= 2*per && e.moved(last, now) && e.s.Repeat(prev.at, last.at, k) {
+				d := now.at.spans - last.at.spans
+				e.refs(func(x *int) { *x = shiftIndex(*x, k*d) })
+				for i := range e.p.it.n {
+					e.pend[i].layer += k * per
+				}
+				for r := range e.p.rsRecv {
+					e.p.rsRecv[r] += Time(k) * (now.recv[r] - last.recv[r])
+					e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
+				}
+				l += k * per
+				break
+			}
+			for j := l; j < l+per; j++ {
+				e.layer(j)
+			}
+		}
+	}
+	for ; l < n; l++ {
+		e.layer(l)
+	}
+}
+
+// moved reports whether the state now is the state last moved on by the spans between
+// them.
+func (e *l3Emit) moved(last, now *l3Mark) bool {
+	d := now.at.spans - last.at.spans
+	if len(now.refs) != len(last.refs) || !slices.Equal(now.aux, last.aux) {
+		return false
+	}
+	for k, x := range last.refs {
+		if now.refs[k] != shiftIndex(x, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// layer emits every sub-batch's GPU work and decode attention of layer l.
+func (e *l3Emit) layer(l int) {
+	for i := range e.p.it.n {
+		e.gpu(i, l)
+		e.attention(i, l)
 	}
 }
 
