@@ -63,11 +63,29 @@ func (p plane) weights(k, y int) (f, g float64) {
 
 // stairStretch looks for a stretch of up to len(ys) iterations whose samples are affine
 // in the iteration and the staircase ys, halving it until they are, as startStretch does.
+// A last iteration of another shape than the first cuts it first where it last has the
+// first's shape (lastAlike), as a stretch of residue classes is cut.
 func (e *Engine) stairStretch(j jumper, decode []*Request, ys []int, kvStall bool) {
 	a, ok := e.sampleAt(j, decode, 0, kvStall)
-	for n := len(ys); ok && n >= minStretch; n /= 2 {
+	n := len(ys)
+	var b *sample
+	if ok {
+		var last sample
+		if last, ok = e.sampleAt(j, decode, n-1, kvStall); ok {
+			b = &last
+			if !sameShape(a, last) {
+				var q int
+				q, last, ok = e.lastAlike(j, decode, kvStall, a, n-1)
+				if n = q + 1; ok && n < minStretch {
+					e.jumpRetry = e.step + n
+					return
+				}
+			}
+		}
+	}
+	for ; ok && n >= minStretch; n /= 2 {
 		var st *stretch
-		if st, ok = e.stairFit(j, decode, ys[:n], a, kvStall); st != nil {
+		if st, ok = e.stairFit(j, decode, ys[:n], a, b, kvStall); st != nil {
 			e.jump = st
 			return
 		}
@@ -77,8 +95,9 @@ func (e *Engine) stairStretch(j jumper, decode []*Request, ys []int, kvStall boo
 
 // stairFit probes the hull of the first len(ys) iterations and the middle one and returns
 // their stretch if every probe lies on the plane through the first, the last and the hull
-// vertex farthest from the line between them; false when the planner cannot probe.
-func (e *Engine) stairFit(j jumper, decode []*Request, ys []int, a sample, kvStall bool) (*stretch, bool) {
+// vertex farthest from the line between them; false when the planner cannot probe. last,
+// when not nil, is the last iteration's sample, already probed.
+func (e *Engine) stairFit(j jumper, decode []*Request, ys []int, a sample, last *sample, kvStall bool) (*stretch, bool) {
 	n := len(ys)
 	p := plane{ka: 0, ya: ys[0], kb: n - 1, yb: ys[n-1], kc: 0, yc: ys[0]}
 	far := 0
@@ -88,8 +107,11 @@ func (e *Engine) stairFit(j jumper, decode []*Request, ys []int, a sample, kvSta
 			far, p.kc, p.yc = d, v, ys[v]
 		}
 	}
-	b, ok := e.sampleAt(j, decode, p.kb, kvStall)
-	if !ok {
+	var b sample
+	ok := true
+	if last != nil {
+		b = *last
+	} else if b, ok = e.sampleAt(j, decode, p.kb, kvStall); !ok {
 		return nil, false
 	}
 	c := a
