@@ -41,7 +41,12 @@ type l3Emit struct {
 	avail   []Time // rankOrder's scratch: when each rankset of order falls idle
 	deps    []int
 	pname   [2]string
+	clsOps  [2][]l3ClassOps // per sub-batch and rankset class (rankset-exclusive transfers)
 }
+
+// l3ClassOps are one rankset class's decode ops of a sub-batch, the same at every layer
+// but for the layer and, for the attention, the rankset it sits on.
+type l3ClassOps struct{ q, m, o Op }
 
 func (e *l3Emit) sbLabel(i int) int {
 	if e.p.it.n == 1 {
@@ -231,6 +236,17 @@ func (p *l3) emit(s *Schedule) {
 			c.att = p.attnCost(rp.attTok)
 			c.lm = p.lmCost(rp.dec + rp.done)
 			e.gen[i][g], e.outRep[i][g] = -1, -1
+		}
+		if p.lc.hostKV() && p.lc.CommOverlap {
+			e.clsOps[i] = make([]l3ClassOps, p.nrs)
+			for c := range sb.cls {
+				cl, lbl := &sb.cls[c], e.sbLabel(i)
+				e.clsOps[i][c] = l3ClassOps{
+					q: Op{Name: "QKV", Lane: p.laneH2D, Dur: cl.q, Bytes: p.qkvBytes(cl.cnt), SubBatch: lbl},
+					m: p.pimOp(cl, 0, lbl, 0),
+					o: Op{Name: "attn out", Lane: p.laneD2H, Dur: cl.o, Bytes: p.outBytes(cl.cnt), SubBatch: lbl},
+				}
+			}
 		}
 		e.pname[i] = "pMHA"
 		for _, ch := range sb.pre {
@@ -497,18 +513,19 @@ func (e *l3Emit) attention(i, l int) {
 			}
 			if len(sb.dec) > 0 {
 				for _, r := range e.rankOrder() {
-					cl := &sb.cls[mod(r-l, p.nrs)]
-					if cl.cnt == 0 {
+					c := mod(r-l, p.nrs)
+					if sb.cls[c].cnt == 0 {
 						continue
 					}
 					e.deps = e.deps[:0]
 					e.withGens(i)
 					e.deps = dropNeg(append(e.deps, e.rsLast[r], e.rsBlock[r]))
-					q := Op{Name: "QKV", Lane: p.laneH2D, Dur: cl.q, Bytes: p.qkvBytes(cl.cnt), Layer: l, SubBatch: lbl}
+					ops := &e.clsOps[i][c]
+					q, m, o := ops.q, ops.m, ops.o
+					q.Layer, m.Layer, m.Lane, o.Layer = l, l, p.laneAtt+r, l
 					qi := e.add(q, e.deps...)
-					m := p.pimOp(cl, l, lbl, r)
 					mi := e.add(m, qi)
-					oi := e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: cl.o, Bytes: p.outBytes(cl.cnt), Layer: l, SubBatch: lbl}, mi)
+					oi := e.add(o, mi)
 					e.rsLast[r], e.rsBlock[r] = mi, -1
 					p.rsRecv[r] += q.Dur
 					p.rsBusy[r] += m.Dur
