@@ -18,7 +18,9 @@ import (
 // is sent asynchronously while the other sub-batch computes. One sub-batch gives Fig. 3-b:
 // Gen → [prefill attention on the GPU ∥ decode attention in memory] → Proj+FF.
 
-type l3RepCost struct{ ff, gen, pmha, att, lm l3Cost }
+// l3RepOps are one replica's GPU ops of a sub-batch, the same at every layer but for the
+// layer.
+type l3RepOps struct{ ff, gen, pmha, att, lm Op }
 
 type l3Pending struct {
 	layer int
@@ -29,7 +31,7 @@ type l3Pending struct {
 type l3Emit struct {
 	p       *l3
 	s       *Schedule
-	cost    [2][]l3RepCost
+	cost    [2][]l3RepOps
 	gen     [2][]int // per sub-batch and replica: this layer's Gen op (−1: none)
 	outs    [2][]int // what the next Proj+FF of the sub-batch waits for
 	outRep  [2][]int // HBM-PIM: per replica
@@ -90,8 +92,9 @@ func (e *l3Emit) withGens(i int) {
 	}
 }
 
-func costOp(name string, lane int, c l3Cost, layer, sb int) Op {
-	return Op{Name: name, Lane: lane, Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Layer: layer, SubBatch: sb}
+// costOp is an op of cost c at layer 0.
+func costOp(name string, lane int, c l3Cost, sb int) Op {
+	return Op{Name: name, Lane: lane, Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, SubBatch: sb}
 }
 
 func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
@@ -221,37 +224,39 @@ func (p *l3) emit(s *Schedule) {
 	clear(p.rsWork)
 	for i := range it.n {
 		sb := &it.sb[i]
-		e.cost[i] = make([]l3RepCost, p.dp)
+		e.cost[i] = make([]l3RepOps, p.dp)
 		e.gen[i] = make([]int, p.dp)
 		e.outRep[i] = make([]int, p.dp)
 		e.syncP[i] = -1
+		e.pname[i] = "pMHA"
+		for _, ch := range sb.pre {
+			if ch.r == sb.chunked {
+				e.pname[i] = "pMHA · r" + strconv.Itoa(ch.r.ID) + " chunk " + strconv.Itoa(ch.c)
+			}
+		}
+		lbl := e.sbLabel(i)
 		for g := range p.dp {
-			rp := &sb.reps[g]
+			rp, lane := &sb.reps[g], p.laneGPU+g
 			n := rp.dec + rp.pre
 			c := &e.cost[i][g]
-			c.gen, c.ff = p.genCost(n), p.ffCost(n)
+			c.gen, c.ff = costOp("Gen", lane, p.genCost(n), lbl), costOp("Proj+FF", lane, p.ffCost(n), lbl)
 			if rp.pre > 0 {
-				c.pmha = p.roofline(rp.pFl, rp.pBy, 1)
+				c.pmha = costOp(e.pname[i], lane, p.roofline(rp.pFl, rp.pBy, 1), lbl)
 			}
-			c.att = p.attnCost(rp.attTok)
-			c.lm = p.lmCost(rp.dec + rp.done)
+			c.att = costOp("MHA", lane, p.attnCost(rp.attTok), lbl)
+			c.lm = costOp("LM head", lane, p.lmCost(rp.dec+rp.done), lbl)
+			c.lm.Layer = p.sh.Layers - 1
 			e.gen[i][g], e.outRep[i][g] = -1, -1
 		}
 		if p.lc.hostKV() && p.lc.CommOverlap {
 			e.clsOps[i] = make([]l3ClassOps, p.nrs)
 			for c := range sb.cls {
-				cl, lbl := &sb.cls[c], e.sbLabel(i)
+				cl := &sb.cls[c]
 				e.clsOps[i][c] = l3ClassOps{
 					q: Op{Name: "QKV", Lane: p.laneH2D, Dur: cl.q, Bytes: p.qkvBytes(cl.cnt), SubBatch: lbl},
 					m: p.pimOp(cl, 0, lbl, 0),
 					o: Op{Name: "attn out", Lane: p.laneD2H, Dur: cl.o, Bytes: p.outBytes(cl.cnt), SubBatch: lbl},
 				}
-			}
-		}
-		e.pname[i] = "pMHA"
-		for _, ch := range sb.pre {
-			if ch.r == sb.chunked {
-				e.pname[i] = "pMHA · r" + strconv.Itoa(ch.r.ID) + " chunk " + strconv.Itoa(ch.c)
 			}
 		}
 	}
@@ -403,7 +408,6 @@ func (e *l3Emit) layer(l int) {
 func (e *l3Emit) gpu(i, l int) {
 	p := e.p
 	sb := &p.it.sb[i]
-	lbl := e.sbLabel(i)
 	for g := range p.dp {
 		rp := &sb.reps[g]
 		if rp.dec+rp.pre == 0 {
@@ -413,14 +417,22 @@ func (e *l3Emit) gpu(i, l int) {
 		c := &e.cost[i][g]
 		if l > 0 {
 			e.ffDeps(i, g)
-			e.add(costOp("Proj+FF", p.laneGPU+g, c.ff, l-1, lbl), e.deps...)
+			op := c.ff
+			op.Layer = l - 1
+			e.add(op, e.deps...)
 		}
-		e.gen[i][g] = e.add(costOp("Gen", p.laneGPU+g, c.gen, l, lbl))
+		op := c.gen
+		op.Layer = l
+		e.gen[i][g] = e.add(op)
 		if rp.pre > 0 {
-			e.add(costOp(e.pname[i], p.laneGPU+g, c.pmha, l, lbl))
+			op := c.pmha
+			op.Layer = l
+			e.add(op)
 		}
-		if c.att.dur > 0 {
-			e.add(costOp("MHA", p.laneGPU+g, c.att, l, lbl))
+		if c.att.Dur > 0 {
+			op := c.att
+			op.Layer = l
+			e.add(op)
 		}
 	}
 }
@@ -441,7 +453,6 @@ func (e *l3Emit) ffDeps(i, g int) {
 func (e *l3Emit) tail(i int) {
 	p := e.p
 	sb := &p.it.sb[i]
-	lbl := e.sbLabel(i)
 	for g := range p.dp {
 		rp := &sb.reps[g]
 		if rp.dec+rp.pre == 0 {
@@ -449,9 +460,11 @@ func (e *l3Emit) tail(i int) {
 		}
 		c := &e.cost[i][g]
 		e.ffDeps(i, g)
-		e.add(costOp("Proj+FF", p.laneGPU+g, c.ff, p.sh.Layers-1, lbl), e.deps...)
-		if c.lm.dur > 0 {
-			e.add(costOp("LM head", p.laneGPU+g, c.lm, p.sh.Layers-1, lbl))
+		op := c.ff
+		op.Layer = p.sh.Layers - 1
+		e.add(op, e.deps...)
+		if c.lm.Dur > 0 {
+			e.add(c.lm)
 		}
 	}
 }
