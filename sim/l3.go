@@ -55,6 +55,7 @@ type l3 struct {
 	exhausted              bool         // not one decoding request could take its next token this iteration
 	single                 bool         // plan this iteration as one batch (HBM-PIM: splitting does not pay)
 	scratch                [2]*Schedule // where splitIfItPays lays out the plans it compares
+	em                     l3Emit       // emit's emitter, reused
 	choice                 []int32      // what holds splitIfItPays' choice over a stretch (decided)
 	balTop, balMean        float64      // the host's load imbalance, busiest rank over mean (observeBanks)
 	balAt                  int          // the busiest rank: channel × ranksets + rankset

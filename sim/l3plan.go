@@ -44,6 +44,7 @@ type l3Emit struct {
 	deps    []int
 	pname   [2]string
 	clsOps  [2][]l3ClassOps // per sub-batch and rankset class (rankset-exclusive transfers)
+	marks   [3]l3Mark       // layers' scratch
 }
 
 // l3ClassOps are one rankset class's decode ops of a sub-batch, the same at every layer
@@ -215,7 +216,10 @@ func (p *l3) trial(i int) Time {
 // emit lays the planned iteration's operations out on s.
 func (p *l3) emit(s *Schedule) {
 	it := &p.it
-	e := &l3Emit{p: p, s: s, rsLast: make([]int, p.nrs), rsBlock: make([]int, p.nrs)}
+	// The emitter and its storage are reused from one layout to the next.
+	e := &p.em
+	e.p, e.s = p, s
+	e.rsLast, e.rsBlock = resize(e.rsLast, p.nrs), resize(e.rsBlock, p.nrs)
 	for r := range p.nrs {
 		e.rsLast[r], e.rsBlock[r] = -1, -1
 	}
@@ -224,9 +228,11 @@ func (p *l3) emit(s *Schedule) {
 	clear(p.rsWork)
 	for i := range it.n {
 		sb := &it.sb[i]
-		e.cost[i] = make([]l3RepOps, p.dp)
-		e.gen[i] = make([]int, p.dp)
-		e.outRep[i] = make([]int, p.dp)
+		e.cost[i] = resize(e.cost[i], p.dp)
+		e.gen[i] = resize(e.gen[i], p.dp)
+		e.outRep[i] = resize(e.outRep[i], p.dp)
+		e.outs[i] = e.outs[i][:0]
+		e.pend[i] = l3Pending{gens: e.pend[i].gens[:0]}
 		e.syncP[i] = -1
 		e.pname[i] = "pMHA"
 		for _, ch := range sb.pre {
@@ -249,7 +255,7 @@ func (p *l3) emit(s *Schedule) {
 			e.gen[i][g], e.outRep[i][g] = -1, -1
 		}
 		if p.lc.hostKV() && p.lc.CommOverlap {
-			e.clsOps[i] = make([]l3ClassOps, p.nrs)
+			e.clsOps[i] = resize(e.clsOps[i], p.nrs)
 			for c := range sb.cls {
 				cl := &sb.cls[c]
 				e.clsOps[i][c] = l3ClassOps{
@@ -354,7 +360,7 @@ func (e *l3Emit) layers(n int) {
 	per := e.p.layerPeriod()
 	l := 0
 	if per > 0 {
-		var m [3]l3Mark // the state before the period before last, the last period, now
+		m := &e.marks // the state before the period before last, the last period, now
 		for ; l+per <= n; l += per {
 			prev, last, now := &m[(l/per+1)%3], &m[(l/per+2)%3], &m[(l/per)%3]
 			e.mark(now, l)
