@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -677,5 +679,60 @@ func TestL3StairsCountLockstepReads(t *testing.T) {
 	// the request of 1,004 tokens fills at its fifth token.
 	if per, limit := p.cycle(batch(1000, 1004), 12); per != 4 || limit != 5 {
 		t.Errorf("out of step: cycle = %d, %d, want 4, 5", per, limit)
+	}
+}
+
+// Every N_rs layers an iteration in the DIMMs runs the same ops; the layers the emitter
+// copies once a period repeats are the layers it lays out one by one, span for span and
+// bubble for bubble, with the ranksets' busy and receiving times. The naive mapping and
+// the baselines off the DIMMs, whose replicas each keep their own pace, copy nothing.
+func TestL3LayersCopiedAsLaidOut(t *testing.T) {
+	for _, m := range []struct {
+		name string
+		mut  func(*L3Config)
+		per  int
+	}{
+		{"bank PIM", func(*L3Config) {}, 4},
+		{"rank PIM", func(l *L3Config) { l.Attention, l.Scheduler, l.SubBatches = L3AttnRankPIM, L3SchedPrefillFirst, 1 }, 4},
+		{"HBM-PIM", func(l *L3Config) { l.Attention, l.Scheduler = L3AttnHBMPIM, L3SchedPrefillFirst }, 0},
+		{"GPU", func(l *L3Config) { l.Attention, l.Scheduler, l.SubBatches = L3AttnGPU, L3SchedPrefillFirst, 1 }, 0},
+		{"CPU", func(l *L3Config) { l.Attention, l.Scheduler = L3AttnCPU, L3SchedPrefillFirst }, 0},
+		{"naive", func(l *L3Config) { l.CommOverlap = false }, 0},
+	} {
+		c := testL3()
+		c.Model, c.TP = l3OPT66B, 2
+		c.Workload.Requests, c.Workload.MaxBatch = 200, 120
+		m.mut(&c.L3)
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := e.sys.(*l3)
+		if got := p.layerPeriod(); got != m.per {
+			t.Errorf("%s: layerPeriod = %d, want %d", m.name, got, m.per)
+		}
+		layout := func(per int) (*Schedule, []Time, []Time, int) {
+			s := NewSchedule(p.lane, 0, 0)
+			em := p.emitter(s)
+			copied := em.layers(p.sh.Layers, per)
+			em.close()
+			s.Finish()
+			return s, slices.Clone(p.rsBusy), slices.Clone(p.rsRecv), copied
+		}
+		copied := 0
+		for step := range 60 {
+			if _, err := e.Step(); err != nil {
+				t.Fatal(err)
+			}
+			a, busyA, recvA, n := layout(p.layerPeriod())
+			b, busyB, recvB, _ := layout(0)
+			copied += n
+			if !reflect.DeepEqual(a, b) || !slices.Equal(busyA, busyB) || !slices.Equal(recvA, recvB) {
+				t.Fatalf("%s, iteration %d: the copied layers differ from the layers laid out one by one", m.name, step)
+			}
+		}
+		if (copied > 0) != (m.per > 0) {
+			t.Errorf("%s: %d layers copied over 60 iterations, want some exactly where the layers repeat", m.name, copied)
+		}
 	}
 }

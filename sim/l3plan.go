@@ -215,8 +215,15 @@ func (p *l3) trial(i int) Time {
 
 // emit lays the planned iteration's operations out on s.
 func (p *l3) emit(s *Schedule) {
+	e := p.emitter(s)
+	e.layers(p.sh.Layers, p.layerPeriod())
+	e.close()
+}
+
+// emitter readies p's emitter, reused from one layout to the next with its storage, to
+// lay the planned iteration out on s.
+func (p *l3) emitter(s *Schedule) *l3Emit {
 	it := &p.it
-	// The emitter and its storage are reused from one layout to the next.
 	e := &p.em
 	e.p, e.s = p, s
 	e.rsLast, e.rsBlock = resize(e.rsLast, p.nrs), resize(e.rsBlock, p.nrs)
@@ -267,7 +274,13 @@ func (p *l3) emit(s *Schedule) {
 		}
 	}
 	p.bankUsage(it)
-	e.layers(p.sh.Layers)
+	return e
+}
+
+// close lays out what follows the layers: the last Proj+FF and the LM head, and the
+// prefill KV still pending.
+func (e *l3Emit) close() {
+	p, it := e.p, &e.p.it
 	for i := range it.n {
 		e.tail(i)
 	}
@@ -280,16 +293,16 @@ func (p *l3) emit(s *Schedule) {
 	}
 }
 
-// layerPeriod is how many layers on the iteration's ops repeat, or 0 when they do not:
-// with the layer-wise round-robin (§5.1) rankset class c sits on rankset (c+ℓ) mod N_rs,
-// so every N_rs layers each rankset serves the same classes again; HBM-PIM, the GPU and
-// the CPU run the same ops every layer; the naive mapping puts each layer of a request
-// on a rankset of its own and repeats nothing.
+// layerPeriod is how many layers on the iteration's ops repeat as one layout moved on in
+// time, or 0 when they do not: with the layer-wise round-robin (§5.1) rankset class c
+// sits on rankset (c+ℓ) mod N_rs, so every N_rs layers each rankset serves the same
+// classes again, and every replica's next Proj+FF waits for the attention outputs of all
+// ranksets, which keeps the replicas in step. Off the DIMMs each replica runs its own
+// chain of layers at its own pace (their batches differ), so the layout as a whole moves
+// on by no one time; the naive mapping puts each layer of a request on a rankset of its
+// own. Neither repeats.
 func (p *l3) layerPeriod() int {
-	switch {
-	case !p.lc.hostKV():
-		return 1
-	case p.lc.CommOverlap:
+	if p.lc.hostKV() && p.lc.CommOverlap {
 		return p.nrs
 	}
 	return 0
@@ -349,15 +362,15 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// layers lays out the gpu work and attention of layers [0, n). Where they repeat every
-// per layers (layerPeriod), a period reads only the spans the one before it left in the
-// emitter (refs) and the schedule's state: once the last period laid out as the one
-// before it moved on in time (Schedule.Repeat checks that) and left those references
-// moved on by its spans, every further period would lay out the same moved on again, so
-// they are copies, and the references, the pending prefill KV's layer and the ranksets'
-// times move on by as many periods.
-func (e *l3Emit) layers(n int) {
-	per := e.p.layerPeriod()
+// layers lays out the gpu work and attention of layers [0, n) and returns how many it
+// copied. Where they repeat every per layers (layerPeriod; 0: they do not), a period
+// reads only the spans the one before it left in the emitter (refs) and the schedule's
+// state: once the last period laid out as the one before it moved on in time
+// (Schedule.Repeat checks that) and left those references moved on by its spans, every
+// further period would lay out the same moved on again, so they are copies, and the
+// references, the pending prefill KV's layer and the ranksets' times move on by as many
+// periods.
+func (e *l3Emit) layers(n, per int) (copied int) {
 	l := 0
 	if per > 0 {
 		m := &e.marks // the state before the period before last, the last period, now
@@ -375,6 +388,7 @@ func (e *l3Emit) layers(n int) {
 					e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
 				}
 				l += k * per
+				copied = k * per
 				break
 			}
 			for j := l; j < l+per; j++ {
@@ -385,6 +399,7 @@ func (e *l3Emit) layers(n int) {
 	for ; l < n; l++ {
 		e.layer(l)
 	}
+	return copied
 }
 
 // moved reports whether the state now is the state last moved on by the spans between
