@@ -393,7 +393,11 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 		ns.ring[i] = make([]uint64, (n[kindMLP]+63)/64)
 	}
 	ns.sim = [3]float64{-1, -1, -1}
-	ns.calibrate()
+	ck := calibKey{seed, layers, n[kindQKV], n[kindMLP], max(1, min(sp.Clusters, 255)), sp.Kappa, sp.Beta, sp.Gamma}
+	cal := sharedCalibrations.get(ck, ns.calibrate)
+	for i, b := range ns.blocks {
+		b.aS, b.aP = cal.aS[i], cal.aP[i]
+	}
 	ns.mapOffline(cost)
 	for _, b := range ns.blocks {
 		b.collect(pol.HotThreshold)
@@ -452,10 +456,12 @@ func b2u(b bool) uint8 {
 // activity would drift with depth. Over calibM independent draws of the whole chain it
 // measures E[(x_π1 + x_π2)²] per block and sets the parent coefficient to
 // √(κ·v / E[(x_π1 + x_π2)²]), v the part's variance (1−β shared, β persistent), which is
-// √(κ/2) when the parents are independent.
-func (ns *neuronSim) calibrate() {
+// √(κ/2) when the parents are independent. It gives each block's coefficients of the
+// shared and the persistent part.
+func (ns *neuronSim) calibrate() *calibration {
 	const calibM = 4
 	sp := ns.sp
+	cal := &calibration{aS: make([]float32, len(ns.blocks)), aP: make([]float32, len(ns.blocks))}
 	bb := math.Sqrt(1 - sp.Kappa)
 	maxN := ns.maxN
 	for part := range 2 {
@@ -509,13 +515,24 @@ func (ns *neuronSim) calibrate() {
 				}
 			}
 			if part == 0 {
-				b.aS = float32(coef)
+				cal.aS[b.id] = float32(coef)
 			} else {
-				b.aP = float32(coef)
+				cal.aP[b.id] = float32(coef)
 			}
 			prev, cur = cur, prev
 		}
 	}
+	return cal
+}
+
+// calibration is calibrate's result, the same for every engine of one model, seed and
+// variance split (calibKey).
+type calibration struct{ aS, aP []float32 }
+
+type calibKey struct {
+	seed                   uint64
+	layers, nQKV, nMLP, ks int
+	kappa, beta, gamma     float64
 }
 
 // parents unpacks a neuron's two parents.
@@ -558,9 +575,14 @@ type kindKey struct {
 	bins, homes             int
 }
 
+// Kinds and calibrations are small beside the time they take to make (a kind's power-law
+// fit and a 70B model's calibration take tens of milliseconds each), so the sets hold the
+// recent ones for the engines that follow: at most 24 kinds of 13 bytes a neuron (850 kB
+// at 65,535 neurons) and 64 calibrations of 8 bytes a block.
 var (
-	sharedShapes sharedSet[shapeKey, blockShape]
-	sharedKinds  sharedSet[kindKey, nkind]
+	sharedShapes       sharedSet[shapeKey, blockShape]
+	sharedKinds        = sharedSet[kindKey, nkind]{keep: 24}
+	sharedCalibrations = sharedSet[calibKey, calibration]{keep: 64}
 )
 
 func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {

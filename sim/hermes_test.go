@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -701,5 +702,23 @@ func BenchmarkNeuronPass(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/neuron")
 		})
+	}
+}
+
+// BenchmarkNeuronSetup builds LLaMA2-70B's neuron map (80 layers, eight DIMMs) and admits
+// one request, after the engine before it has gone: as the runs of an experiment's grid
+// do, one model after another engine of it.
+func BenchmarkNeuronSetup(b *testing.B) {
+	c := testHermes()
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, 80, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
+			neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns.setBatch([]int{1}, []int{1}, 128)
 	}
 }
