@@ -875,6 +875,15 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 	if cap(ns.fprod) < ns.maxN {
 		ns.fprod = make([]float32, ns.maxN)
 	}
+	// A prompt's count k of tokens is a whole number up to n, so the stages come from a
+	// table over k (a prompt of up to 65,536 tokens), not a logarithm per neuron.
+	var states []uint8
+	if kMax := math.Round(n); anyFresh && kMax < 1<<16 {
+		states = make([]uint8, int(kMax)+1)
+		for k := range states {
+			states[k] = initState(float64(k)/n, ns.pol.InitBins)
+		}
+	}
 	for _, b := range ns.blocks {
 		thr := b.kind0.thr
 		fp := ns.fprod[:b.n]
@@ -908,8 +917,13 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			for i := range b.n {
 				f := float64(1 - fp[i])
 				cnt := f*n + math.Sqrt(n*f*(1-f))*float64(hashNormal(splitmix(hn+uint64(i))))
-				f = math.Round(min(n, max(0, cnt))) / n
-				st := initState(f, ns.pol.InitBins)
+				k := math.Round(min(n, max(0, cnt)))
+				var st uint8
+				if states != nil {
+					st = states[int(k)]
+				} else {
+					st = initState(k/n, ns.pol.InitBins)
+				}
 				if reset || st > b.s1[i] {
 					b.s1[i] = st
 				}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -720,5 +721,39 @@ func BenchmarkNeuronSetup(b *testing.B) {
 			b.Fatal(err)
 		}
 		ns.setBatch([]int{1}, []int{1}, 128)
+	}
+}
+
+// The prefill monitor's states are the quantised frequencies of §IV-C for every prompt
+// length, short (read from a table over the prompt's token counts) or long (computed per
+// neuron): block 0's, which has no parents, recomputed here from the model's definition.
+func TestPrefillStatesEveryPromptLength(t *testing.T) {
+	c := testHermes()
+	sp, pol := c.Hermes.Sparsity, c.Hermes.Policy
+	for _, plen := range []float64{1, 37.3, 128, 70000.7} {
+		ns, err := newNeuronSim(sp, pol, 5, 2, [2]int{300, 700}, [2]float64{10, 20}, 2, neuronCosts{budget: 0, homes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.setBatch([]int{3}, []int{3}, plen)
+		b := ns.blocks[0]
+		sb := float32(math.Sqrt(sp.Beta))
+		sS := float32(math.Sqrt(max(1e-6, 1-sp.Beta)))
+		hb := hash3(ns.seed^0x63747874, 3, 0)
+		hn := hash3(ns.seed^0x7072656669, 0, 0)
+		seen := map[uint8]bool{}
+		for i := range b.n {
+			v := sb * hashNormal(splitmix(hb+uint64(i)))
+			f := float64(1 - (1 - phiApprox((v-b.kind0.thr[i])/sS))) // 1 − Π(1 − Φ) over one request, in float32
+			cnt := f*plen + math.Sqrt(plen*f*(1-f))*float64(hashNormal(splitmix(hn+uint64(i))))
+			want := initState(math.Round(min(plen, max(0, cnt)))/plen, pol.InitBins)
+			if b.s1[i] != want {
+				t.Fatalf("prompt of %g tokens, neuron %d: state %d, want %d", plen, i, b.s1[i], want)
+			}
+			seen[want] = true
+		}
+		if plen > 1 && len(seen) < 3 {
+			t.Fatalf("prompt of %g tokens: only states %v", plen, seen)
+		}
 	}
 }
