@@ -1294,7 +1294,8 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 		return 0
 	}
 	// The m best candidates by state, highest first (hotter rank first among equals), in
-	// one scan of the candidates keeping the first m of each state.
+	// one scan of the candidates keeping the first m of each state; it ends once m of the
+	// highest state are in, as no later candidate can displace them.
 	byCand := &ns.byCand
 	for s := range byCand {
 		byCand[s] = byCand[s][:0]
@@ -1302,6 +1303,9 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	for _, c := range b.cand {
 		if s := c >> 16; len(byCand[s]) < m {
 			byCand[s] = append(byCand[s], uint16(c))
+			if len(byCand[15]) == m {
+				break
+			}
 		}
 	}
 	best := ns.best[:0]

@@ -757,3 +757,57 @@ func TestPrefillStatesEveryPromptLength(t *testing.T) {
 		}
 	}
 }
+
+// promoteBlock is a block of one home location whose neurons have the given states, the
+// first gpu of them on the GPU (listed in index order) and the others off it, every one
+// above T_h = 10 a candidate in index order.
+func promoteBlock(states []uint8, gpu int) (*neuronSim, *nblock) {
+	n := len(states)
+	ns := &neuronSim{locs: 2}
+	b := &nblock{n: n, bytes: 1000, s1: slices.Clone(states), loc: make([]uint8, n), home: make([]uint8, n),
+		hot0: make([]uint64, (n+63)/64), slot: gpu}
+	for i, st := range states {
+		if i < gpu {
+			b.gpuList = append(b.gpuList, uint16(i))
+		} else {
+			b.loc[i] = 1
+			if st > 10 {
+				b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
+			}
+		}
+	}
+	return ns, b
+}
+
+// Promotion (§IV-D) by hand: the budget's m best candidates, highest state first and the
+// earlier among equals, each replace the GPU resident of the lowest state while theirs is
+// higher.
+func TestPromoteByHand(t *testing.T) {
+	states := []uint8{3, 0, 5, 15, 12, 15, 11, 15, 15, 13}
+	for _, c := range []struct {
+		budget float64
+		gpu    []int // neurons on the GPU after the promotion
+	}{
+		{2000, []int{2, 3, 5}}, // m = 2: the first two of state 15 replace the 0 and the 3
+		{5000, []int{3, 5, 7}}, // m = 5: four of state 15, then the 13; three residents to replace
+		{900, []int{0, 1, 2}},  // a neuron's bytes do not fit
+		{1e9, []int{3, 5, 7}},  // unbounded: as many as there are residents
+	} {
+		ns, b := promoteBlock(states, 3)
+		n := ns.promote(b, c.budget)
+		var gpu []int
+		for i, l := range b.loc {
+			if l == 0 {
+				gpu = append(gpu, i)
+			}
+		}
+		if !slices.Equal(gpu, c.gpu) || n != len(b.promoted) {
+			t.Errorf("budget %g: GPU holds %v after %d promotions (%v), want %v", c.budget, gpu, n, b.promoted, c.gpu)
+		}
+	}
+	// Residents hotter than every candidate stay.
+	ns, b := promoteBlock([]uint8{14, 15, 15, 12, 11}, 3)
+	if n := ns.promote(b, 1e9); n != 0 || b.loc[0] != 0 || b.loc[3] != 1 {
+		t.Errorf("%d promoted past hotter residents: locs %v", n, b.loc)
+	}
+}
