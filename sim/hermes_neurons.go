@@ -891,21 +891,31 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			fp[i] = 1
 		}
 		for ri, id := range calc {
+			// The request's part, then the gap and the prefill's product over it, each
+			// its own loop.
 			pc, pp := ns.pCur[ri][:b.n], ns.pPrev[ri]
 			hb := hash3(ns.seed^0x63747874, uint64(id), uint64(b.id))
-			for i := range pc {
-				c := sb * hashNormal(splitmix(hb+uint64(i)))
-				v := c
-				if b.id > 0 {
-					p1, p2 := parents(b.par[i])
-					v = b.aP*(pp[p1]+pp[p2]) + bb*c
+			if b.id == 0 {
+				for i := range pc {
+					pc[i] = sb * hashNormal(splitmix(hb+uint64(i)))
 				}
-				pc[i] = v
-				if g := thr[i] - v; g < b.gap[i] {
-					b.gap[i] = g
+			} else {
+				for i, w := range b.par[:len(pc)] {
+					c := sb * hashNormal(splitmix(hb+uint64(i)))
+					p1, p2 := parents(w)
+					pc[i] = b.aP*(pp[p1]+pp[p2]) + bb*c
 				}
-				if isFresh[ri] {
-					fp[i] *= 1 - phiApprox((v-thr[i])/sS)
+			}
+			gap, th := b.gap[:len(pc)], thr[:len(pc)]
+			for i, v := range pc {
+				if g := th[i] - v; g < gap[i] {
+					gap[i] = g
+				}
+			}
+			if isFresh[ri] {
+				fp := fp[:len(pc)]
+				for i, v := range pc {
+					fp[i] *= 1 - phiApprox((v-th[i])/sS)
 				}
 			}
 			ns.pPrev[ri], ns.pCur[ri] = ns.pCur[ri], ns.pPrev[ri]

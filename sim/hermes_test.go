@@ -811,3 +811,21 @@ func TestPromoteByHand(t *testing.T) {
 		t.Errorf("%d promoted past hotter residents: locs %v", n, b.loc)
 	}
 }
+
+// BenchmarkPrefillBatch16 is the activation model's side of a batch of 16 requests
+// prefilled together on OPT-66B's sizes (64 layers of 9,216 QKV and 36,864 MLP neurons):
+// each request's persistent part through every block, and the predictor states from the
+// prompts' frequencies.
+func BenchmarkPrefillBatch16(b *testing.B) {
+	c := testHermes()
+	ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, 64, [2]int{9216, 36864}, [2]float64{10, 20}, 8,
+		neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	for b.Loop() {
+		ns.setBatch(nil, nil, 0)
+		ns.setBatch(ids, ids, 128)
+	}
+}
