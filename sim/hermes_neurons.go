@@ -1387,19 +1387,26 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	if J < 2 {
 		return res
 	}
-	// Z and the cold neurons active in the window, skipping eight silent ones at a time.
+	// Z and the cold neurons active in the window, eight neurons a word: only the active
+	// ones are visited, in index order.
 	Z := make([]int32, J)
 	maxA := 0
 	active := ns.active[:0]
 	win, loc := b.win, b.loc[:len(b.win)]
 	for k := 0; k < len(win); k += 8 {
-		if k+8 <= len(win) && binary.LittleEndian.Uint64(win[k:]) == 0 {
-			continue
+		var w uint64
+		if k+8 <= len(win) {
+			w = binary.LittleEndian.Uint64(win[k:])
+		} else {
+			for i := len(win) - 1; i >= k; i-- {
+				w = w<<8 | uint64(win[i])
+			}
 		}
-		for i := k; i < min(k+8, len(win)); i++ {
-			if w, l := win[i], loc[i]; l != 0 && w > 0 {
-				Z[l-1] += int32(w)
-				maxA = max(maxA, int(w))
+		for nz := ((w&lo7 + lo7) | w) &^ lo7; nz != 0; nz &= nz - 1 { // bit 7 of each byte not 0
+			i := k + bits.TrailingZeros64(nz)>>3
+			if l := loc[i]; l != 0 {
+				Z[l-1] += int32(win[i])
+				maxA = max(maxA, int(win[i]))
 				active = append(active, uint16(i))
 			}
 		}

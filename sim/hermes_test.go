@@ -829,3 +829,34 @@ func BenchmarkPrefillBatch16(b *testing.B) {
 		ns.setBatch(ids, ids, 128)
 	}
 }
+
+// The remap reads the window counts eight neurons a word: every cold neuron active in
+// the window counts towards its DIMM's Z, whatever its count (up to 255) and wherever it
+// sits (the words and the block's last, partial one), and only such neurons move.
+func TestWindowRemapReadsEveryCount(t *testing.T) {
+	const n = 21
+	home, win := make([]uint8, n), make([]uint8, n)
+	gpu := make([]bool, n)
+	var want [2]int32
+	for i := range n {
+		home[i] = uint8(i % 3 % 2)
+		win[i] = [...]uint8{0, 1, 255, 0, 128, 7, 0, 0, 200}[i%9]
+		gpu[i] = i%7 == 3
+		if !gpu[i] {
+			want[home[i]] += int32(win[i])
+		}
+	}
+	ns, b := remapBlock(2, home, win, gpu)
+	res := ns.remap(b)
+	if !slices.Equal(res.before, want[:]) {
+		t.Fatalf("Z before the remap %v, want %v", res.before, want)
+	}
+	if res.moved == 0 {
+		t.Fatal("nothing moved from the heavier DIMM")
+	}
+	for i := range n {
+		if b.home[i] != home[i] && (gpu[i] || win[i] == 0) {
+			t.Errorf("neuron %d moved: on the GPU %v, window count %d", i, gpu[i], win[i])
+		}
+	}
+}
