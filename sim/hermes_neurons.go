@@ -407,7 +407,13 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 
 func newKind(n int, rho float64, sp Sparsity, bins, homes int) *nkind {
 	k := &nkind{n: n}
-	k.p, k.alpha, k.share = powerLaw(n, rho, sp.HotFrac, sp.HotShare)
+	// The fit is the same for every number of bins and home locations: the Hermes engine
+	// and its one-location baselines share it.
+	fit := sharedFits.get(fitKey{n, rho, sp.HotFrac, sp.HotShare}, func() *powerFit {
+		p, a, sh := powerLaw(n, rho, sp.HotFrac, sp.HotShare)
+		return &powerFit{p, a, sh}
+	})
+	k.p, k.alpha, k.share = fit.p, fit.alpha, fit.share
 	k.thr = make([]float32, n)
 	for i, v := range k.p {
 		k.thr[i] = float32(math.Sqrt2 * math.Erfinv(1-2*v)) // Φ⁻¹(1−p)
@@ -569,19 +575,32 @@ type shapeKey struct {
 	id, n, parents, ks int
 }
 
+// powerFit is powerLaw's result for one fitKey.
+type powerFit struct {
+	p            []float64
+	alpha, share float64
+}
+
+type fitKey struct {
+	n                       int
+	rate, hotFrac, hotShare float64
+}
+
 type kindKey struct {
 	n                       int
 	rate, hotFrac, hotShare float64
 	bins, homes             int
 }
 
-// Kinds and calibrations are small beside the time they take to make (a kind's power-law
-// fit and a 70B model's calibration take tens of milliseconds each), so the sets hold the
-// recent ones for the engines that follow: at most 24 kinds of 13 bytes a neuron (850 kB
-// at 65,535 neurons) and 64 calibrations of 8 bytes a block.
+// Kinds, their power-law fits and calibrations are small beside the time they take to
+// make (a fit and a 70B model's calibration take tens of milliseconds each), so the sets
+// hold the recent ones for the engines that follow: at most 24 kinds of 5 bytes a neuron
+// and 24 fits of 8 (850 kB in all at 65,535 neurons), and 64 calibrations of 8 bytes a
+// block.
 var (
 	sharedShapes       sharedSet[shapeKey, blockShape]
 	sharedKinds        = sharedSet[kindKey, nkind]{keep: 24}
+	sharedFits         = sharedSet[fitKey, powerFit]{keep: 24}
 	sharedCalibrations = sharedSet[calibKey, calibration]{keep: 64}
 )
 

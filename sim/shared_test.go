@@ -106,8 +106,8 @@ func TestSharedSetKeepsRecent(t *testing.T) {
 	}
 }
 
-// An engine built after another of its model has gone reuses the kinds and the
-// calibration the set kept, and they are what the first engine built.
+// An engine built after another of its model has gone reuses the kinds, fits and
+// calibration the sets kept, and they are what the first engine built.
 func TestNeuronCalibrationKept(t *testing.T) {
 	pol := testHermes().Hermes.Policy
 	sp := testHermes().Hermes.Sparsity
@@ -143,5 +143,14 @@ func TestNeuronCalibrationKept(t *testing.T) {
 	}
 	if &second.kinds[0].p[0] != &k0[0] {
 		t.Fatal("the second engine rebuilt a kind the set kept")
+	}
+	// An engine with one home location has kinds of its own (another layout) on the
+	// same power-law fit.
+	one, err := newNeuronSim(sp, pol, 1234, 3, [2]int{80, 300}, [2]float64{10, 20}, 1, neuronCosts{budget: 0, homes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.kinds[0] == second.kinds[0] || &one.kinds[0].p[0] != &k0[0] {
+		t.Fatal("an engine of one home location does not have its own kind on the shared fit")
 	}
 }
