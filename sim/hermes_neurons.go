@@ -393,7 +393,11 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 		ns.ring[i] = make([]uint64, (n[kindMLP]+63)/64)
 	}
 	ns.sim = [3]float64{-1, -1, -1}
-	ns.calibrate()
+	ck := calibKey{seed, layers, n[kindQKV], n[kindMLP], max(1, min(sp.Clusters, 255)), sp.Kappa, sp.Beta, sp.Gamma}
+	cal := sharedCalibrations.get(ck, ns.calibrate)
+	for i, b := range ns.blocks {
+		b.aS, b.aP = cal.aS[i], cal.aP[i]
+	}
 	ns.mapOffline(cost)
 	for _, b := range ns.blocks {
 		b.collect(pol.HotThreshold)
@@ -403,7 +407,13 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 
 func newKind(n int, rho float64, sp Sparsity, bins, homes int) *nkind {
 	k := &nkind{n: n}
-	k.p, k.alpha, k.share = powerLaw(n, rho, sp.HotFrac, sp.HotShare)
+	// The fit is the same for every number of bins and home locations: the Hermes engine
+	// and its one-location baselines share it.
+	fit := sharedFits.get(fitKey{n, rho, sp.HotFrac, sp.HotShare}, func() *powerFit {
+		p, a, sh := powerLaw(n, rho, sp.HotFrac, sp.HotShare)
+		return &powerFit{p, a, sh}
+	})
+	k.p, k.alpha, k.share = fit.p, fit.alpha, fit.share
 	k.thr = make([]float32, n)
 	for i, v := range k.p {
 		k.thr[i] = float32(math.Sqrt2 * math.Erfinv(1-2*v)) // Φ⁻¹(1−p)
@@ -452,10 +462,12 @@ func b2u(b bool) uint8 {
 // activity would drift with depth. Over calibM independent draws of the whole chain it
 // measures E[(x_π1 + x_π2)²] per block and sets the parent coefficient to
 // √(κ·v / E[(x_π1 + x_π2)²]), v the part's variance (1−β shared, β persistent), which is
-// √(κ/2) when the parents are independent.
-func (ns *neuronSim) calibrate() {
+// √(κ/2) when the parents are independent. It gives each block's coefficients of the
+// shared and the persistent part.
+func (ns *neuronSim) calibrate() *calibration {
 	const calibM = 4
 	sp := ns.sp
+	cal := &calibration{aS: make([]float32, len(ns.blocks)), aP: make([]float32, len(ns.blocks))}
 	bb := math.Sqrt(1 - sp.Kappa)
 	maxN := ns.maxN
 	for part := range 2 {
@@ -509,13 +521,24 @@ func (ns *neuronSim) calibrate() {
 				}
 			}
 			if part == 0 {
-				b.aS = float32(coef)
+				cal.aS[b.id] = float32(coef)
 			} else {
-				b.aP = float32(coef)
+				cal.aP[b.id] = float32(coef)
 			}
 			prev, cur = cur, prev
 		}
 	}
+	return cal
+}
+
+// calibration is calibrate's result, the same for every engine of one model, seed and
+// variance split (calibKey).
+type calibration struct{ aS, aP []float32 }
+
+type calibKey struct {
+	seed                   uint64
+	layers, nQKV, nMLP, ks int
+	kappa, beta, gamma     float64
 }
 
 // parents unpacks a neuron's two parents.
@@ -552,15 +575,33 @@ type shapeKey struct {
 	id, n, parents, ks int
 }
 
+// powerFit is powerLaw's result for one fitKey.
+type powerFit struct {
+	p            []float64
+	alpha, share float64
+}
+
+type fitKey struct {
+	n                       int
+	rate, hotFrac, hotShare float64
+}
+
 type kindKey struct {
 	n                       int
 	rate, hotFrac, hotShare float64
 	bins, homes             int
 }
 
+// Kinds, their power-law fits and calibrations are small beside the time they take to
+// make (a fit and a 70B model's calibration take tens of milliseconds each), so the sets
+// hold the recent ones for the engines that follow: at most 24 kinds of 5 bytes a neuron
+// and 24 fits of 8 (850 kB in all at 65,535 neurons), and 64 calibrations of 8 bytes a
+// block.
 var (
-	sharedShapes sharedSet[shapeKey, blockShape]
-	sharedKinds  sharedSet[kindKey, nkind]
+	sharedShapes       sharedSet[shapeKey, blockShape]
+	sharedKinds        = sharedSet[kindKey, nkind]{keep: 24}
+	sharedFits         = sharedSet[fitKey, powerFit]{keep: 24}
+	sharedCalibrations = sharedSet[calibKey, calibration]{keep: 64}
 )
 
 func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
@@ -853,6 +894,15 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 	if cap(ns.fprod) < ns.maxN {
 		ns.fprod = make([]float32, ns.maxN)
 	}
+	// A prompt's count k of tokens is a whole number up to n, so the stages come from a
+	// table over k (a prompt of up to 65,536 tokens), not a logarithm per neuron.
+	var states []uint8
+	if kMax := math.Round(n); anyFresh && kMax < 1<<16 {
+		states = make([]uint8, int(kMax)+1)
+		for k := range states {
+			states[k] = initState(float64(k)/n, ns.pol.InitBins)
+		}
+	}
 	for _, b := range ns.blocks {
 		thr := b.kind0.thr
 		fp := ns.fprod[:b.n]
@@ -860,21 +910,31 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			fp[i] = 1
 		}
 		for ri, id := range calc {
+			// The request's part, then the gap and the prefill's product over it, each
+			// its own loop.
 			pc, pp := ns.pCur[ri][:b.n], ns.pPrev[ri]
 			hb := hash3(ns.seed^0x63747874, uint64(id), uint64(b.id))
-			for i := range pc {
-				c := sb * hashNormal(splitmix(hb+uint64(i)))
-				v := c
-				if b.id > 0 {
-					p1, p2 := parents(b.par[i])
-					v = b.aP*(pp[p1]+pp[p2]) + bb*c
+			if b.id == 0 {
+				for i := range pc {
+					pc[i] = sb * hashNormal(splitmix(hb+uint64(i)))
 				}
-				pc[i] = v
-				if g := thr[i] - v; g < b.gap[i] {
-					b.gap[i] = g
+			} else {
+				for i, w := range b.par[:len(pc)] {
+					c := sb * hashNormal(splitmix(hb+uint64(i)))
+					p1, p2 := parents(w)
+					pc[i] = b.aP*(pp[p1]+pp[p2]) + bb*c
 				}
-				if isFresh[ri] {
-					fp[i] *= 1 - phiApprox((v-thr[i])/sS)
+			}
+			gap, th := b.gap[:len(pc)], thr[:len(pc)]
+			for i, v := range pc {
+				if g := th[i] - v; g < gap[i] {
+					gap[i] = g
+				}
+			}
+			if isFresh[ri] {
+				fp := fp[:len(pc)]
+				for i, v := range pc {
+					fp[i] *= 1 - phiApprox((v-th[i])/sS)
 				}
 			}
 			ns.pPrev[ri], ns.pCur[ri] = ns.pCur[ri], ns.pPrev[ri]
@@ -886,8 +946,13 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			for i := range b.n {
 				f := float64(1 - fp[i])
 				cnt := f*n + math.Sqrt(n*f*(1-f))*float64(hashNormal(splitmix(hn+uint64(i))))
-				f = math.Round(min(n, max(0, cnt))) / n
-				st := initState(f, ns.pol.InitBins)
+				k := math.Round(min(n, max(0, cnt)))
+				var st uint8
+				if states != nil {
+					st = states[int(k)]
+				} else {
+					st = initState(k/n, ns.pol.InitBins)
+				}
 				if reset || st > b.s1[i] {
 					b.s1[i] = st
 				}
@@ -1258,7 +1323,8 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 		return 0
 	}
 	// The m best candidates by state, highest first (hotter rank first among equals), in
-	// one scan of the candidates keeping the first m of each state.
+	// one scan of the candidates keeping the first m of each state; it ends once m of the
+	// highest state are in, as no later candidate can displace them.
 	byCand := &ns.byCand
 	for s := range byCand {
 		byCand[s] = byCand[s][:0]
@@ -1266,6 +1332,9 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 	for _, c := range b.cand {
 		if s := c >> 16; len(byCand[s]) < m {
 			byCand[s] = append(byCand[s], uint16(c))
+			if len(byCand[15]) == m {
+				break
+			}
 		}
 	}
 	best := ns.best[:0]
@@ -1337,19 +1406,26 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 	if J < 2 {
 		return res
 	}
-	// Z and the cold neurons active in the window, skipping eight silent ones at a time.
+	// Z and the cold neurons active in the window, eight neurons a word: only the active
+	// ones are visited, in index order.
 	Z := make([]int32, J)
 	maxA := 0
 	active := ns.active[:0]
 	win, loc := b.win, b.loc[:len(b.win)]
 	for k := 0; k < len(win); k += 8 {
-		if k+8 <= len(win) && binary.LittleEndian.Uint64(win[k:]) == 0 {
-			continue
+		var w uint64
+		if k+8 <= len(win) {
+			w = binary.LittleEndian.Uint64(win[k:])
+		} else {
+			for i := len(win) - 1; i >= k; i-- {
+				w = w<<8 | uint64(win[i])
+			}
 		}
-		for i := k; i < min(k+8, len(win)); i++ {
-			if w, l := win[i], loc[i]; l != 0 && w > 0 {
-				Z[l-1] += int32(w)
-				maxA = max(maxA, int(w))
+		for nz := ((w&lo7 + lo7) | w) &^ lo7; nz != 0; nz &= nz - 1 { // bit 7 of each byte not 0
+			i := k + bits.TrailingZeros64(nz)>>3
+			if l := loc[i]; l != 0 {
+				Z[l-1] += int32(win[i])
+				maxA = max(maxA, int(win[i]))
 				active = append(active, uint16(i))
 			}
 		}

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -701,5 +703,160 @@ func BenchmarkNeuronPass(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/neuron")
 		})
+	}
+}
+
+// BenchmarkNeuronSetup builds LLaMA2-70B's neuron map (80 layers, eight DIMMs) and admits
+// one request, after the engine before it has gone: as the runs of an experiment's grid
+// do, one model after another engine of it.
+func BenchmarkNeuronSetup(b *testing.B) {
+	c := testHermes()
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, 80, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
+			neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns.setBatch([]int{1}, []int{1}, 128)
+	}
+}
+
+// The prefill monitor's states are the quantised frequencies of §IV-C for every prompt
+// length, short (read from a table over the prompt's token counts) or long (computed per
+// neuron): block 0's, which has no parents, recomputed here from the model's definition.
+func TestPrefillStatesEveryPromptLength(t *testing.T) {
+	c := testHermes()
+	sp, pol := c.Hermes.Sparsity, c.Hermes.Policy
+	for _, plen := range []float64{1, 37.3, 128, 70000.7} {
+		ns, err := newNeuronSim(sp, pol, 5, 2, [2]int{300, 700}, [2]float64{10, 20}, 2, neuronCosts{budget: 0, homes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.setBatch([]int{3}, []int{3}, plen)
+		b := ns.blocks[0]
+		sb := float32(math.Sqrt(sp.Beta))
+		sS := float32(math.Sqrt(max(1e-6, 1-sp.Beta)))
+		hb := hash3(ns.seed^0x63747874, 3, 0)
+		hn := hash3(ns.seed^0x7072656669, 0, 0)
+		seen := map[uint8]bool{}
+		for i := range b.n {
+			v := sb * hashNormal(splitmix(hb+uint64(i)))
+			f := float64(1 - (1 - phiApprox((v-b.kind0.thr[i])/sS))) // 1 − Π(1 − Φ) over one request, in float32
+			cnt := f*plen + math.Sqrt(plen*f*(1-f))*float64(hashNormal(splitmix(hn+uint64(i))))
+			want := initState(math.Round(min(plen, max(0, cnt)))/plen, pol.InitBins)
+			if b.s1[i] != want {
+				t.Fatalf("prompt of %g tokens, neuron %d: state %d, want %d", plen, i, b.s1[i], want)
+			}
+			seen[want] = true
+		}
+		if plen > 1 && len(seen) < 3 {
+			t.Fatalf("prompt of %g tokens: only states %v", plen, seen)
+		}
+	}
+}
+
+// promoteBlock is a block of one home location whose neurons have the given states, the
+// first gpu of them on the GPU (listed in index order) and the others off it, every one
+// above T_h = 10 a candidate in index order.
+func promoteBlock(states []uint8, gpu int) (*neuronSim, *nblock) {
+	n := len(states)
+	ns := &neuronSim{locs: 2}
+	b := &nblock{n: n, bytes: 1000, s1: slices.Clone(states), loc: make([]uint8, n), home: make([]uint8, n),
+		hot0: make([]uint64, (n+63)/64), slot: gpu}
+	for i, st := range states {
+		if i < gpu {
+			b.gpuList = append(b.gpuList, uint16(i))
+		} else {
+			b.loc[i] = 1
+			if st > 10 {
+				b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
+			}
+		}
+	}
+	return ns, b
+}
+
+// Promotion (§IV-D) by hand: the budget's m best candidates, highest state first and the
+// earlier among equals, each replace the GPU resident of the lowest state while theirs is
+// higher.
+func TestPromoteByHand(t *testing.T) {
+	states := []uint8{3, 0, 5, 15, 12, 15, 11, 15, 15, 13}
+	for _, c := range []struct {
+		budget float64
+		gpu    []int // neurons on the GPU after the promotion
+	}{
+		{2000, []int{2, 3, 5}}, // m = 2: the first two of state 15 replace the 0 and the 3
+		{5000, []int{3, 5, 7}}, // m = 5: four of state 15, then the 13; three residents to replace
+		{900, []int{0, 1, 2}},  // a neuron's bytes do not fit
+		{1e9, []int{3, 5, 7}},  // unbounded: as many as there are residents
+	} {
+		ns, b := promoteBlock(states, 3)
+		n := ns.promote(b, c.budget)
+		var gpu []int
+		for i, l := range b.loc {
+			if l == 0 {
+				gpu = append(gpu, i)
+			}
+		}
+		if !slices.Equal(gpu, c.gpu) || n != len(b.promoted) {
+			t.Errorf("budget %g: GPU holds %v after %d promotions (%v), want %v", c.budget, gpu, n, b.promoted, c.gpu)
+		}
+	}
+	// Residents hotter than every candidate stay.
+	ns, b := promoteBlock([]uint8{14, 15, 15, 12, 11}, 3)
+	if n := ns.promote(b, 1e9); n != 0 || b.loc[0] != 0 || b.loc[3] != 1 {
+		t.Errorf("%d promoted past hotter residents: locs %v", n, b.loc)
+	}
+}
+
+// BenchmarkPrefillBatch16 is the activation model's side of a batch of 16 requests
+// prefilled together on OPT-66B's sizes (64 layers of 9,216 QKV and 36,864 MLP neurons):
+// each request's persistent part through every block, and the predictor states from the
+// prompts' frequencies.
+func BenchmarkPrefillBatch16(b *testing.B) {
+	c := testHermes()
+	ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, 64, [2]int{9216, 36864}, [2]float64{10, 20}, 8,
+		neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	for b.Loop() {
+		ns.setBatch(nil, nil, 0)
+		ns.setBatch(ids, ids, 128)
+	}
+}
+
+// The remap reads the window counts eight neurons a word: every cold neuron active in
+// the window counts towards its DIMM's Z, whatever its count (up to 255) and wherever it
+// sits (the words and the block's last, partial one), and only such neurons move.
+func TestWindowRemapReadsEveryCount(t *testing.T) {
+	const n = 21
+	home, win := make([]uint8, n), make([]uint8, n)
+	gpu := make([]bool, n)
+	var want [2]int32
+	for i := range n {
+		home[i] = uint8(i % 3 % 2)
+		win[i] = [...]uint8{0, 1, 255, 0, 128, 7, 0, 0, 200}[i%9]
+		gpu[i] = i%7 == 3
+		if !gpu[i] {
+			want[home[i]] += int32(win[i])
+		}
+	}
+	ns, b := remapBlock(2, home, win, gpu)
+	res := ns.remap(b)
+	if !slices.Equal(res.before, want[:]) {
+		t.Fatalf("Z before the remap %v, want %v", res.before, want)
+	}
+	if res.moved == 0 {
+		t.Fatal("nothing moved from the heavier DIMM")
+	}
+	for i := range n {
+		if b.home[i] != home[i] && (gpu[i] || win[i] == 0) {
+			t.Errorf("neuron %d moved: on the GPU %v, window count %d", i, gpu[i], win[i])
+		}
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -71,4 +72,85 @@ func TestNeuronDataShared(t *testing.T) {
 	}
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
+}
+
+// A set that keeps values holds its most recently asked-for ones after every engine has
+// let them go, and no more than keep of them: the oldest one asked for is dropped.
+func TestSharedSetKeepsRecent(t *testing.T) {
+	s := sharedSet[int, [64]byte]{keep: 2}
+	made := 0
+	mk := func() *[64]byte { made++; return new([64]byte) }
+	s.get(1, mk)
+	s.get(2, mk)
+	s.get(1, mk) // 1 is now the newest, 2 the oldest
+	s.get(3, mk) // drops 2
+	if made != 3 {
+		t.Fatalf("made %d values, want 3 (1 asked for twice)", made)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+		if s.lookup(2) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a value beyond keep is still held")
+		}
+	}
+	for _, k := range []int{1, 3} {
+		if s.lookup(k) == nil {
+			t.Fatalf("recent value %d was collected", k)
+		}
+	}
+	if len(s.held) != 2 {
+		t.Fatalf("holds %d values, keep is 2", len(s.held))
+	}
+}
+
+// An engine built after another of its model has gone reuses the kinds, fits and
+// calibration the sets kept, and they are what the first engine built.
+func TestNeuronCalibrationKept(t *testing.T) {
+	pol := testHermes().Hermes.Policy
+	sp := testHermes().Hermes.Sparsity
+	mk := func() *neuronSim {
+		ns, err := newNeuronSim(sp, pol, 1234, 3, [2]int{80, 300}, [2]float64{10, 20}, 2, neuronCosts{budget: 0, homes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	first := mk()
+	var aS, aP []float32
+	for _, b := range first.blocks {
+		aS, aP = append(aS, b.aS), append(aP, b.aP)
+	}
+	k0, k1 := first.kinds[0].p, first.kinds[1].thr
+	first = nil
+	runtime.GC()
+	runtime.GC()
+	key := calibKey{1234, 3, 80, 300, max(1, min(sp.Clusters, 255)), sp.Kappa, sp.Beta, sp.Gamma}
+	cal := sharedCalibrations.lookup(key)
+	if cal == nil {
+		t.Fatal("the calibration of an engine that has gone was not kept")
+	}
+	second := mk()
+	for i, b := range second.blocks {
+		if b.aS != aS[i] || b.aP != aP[i] || cal.aS[i] != aS[i] {
+			t.Fatalf("block %d: calibrated %v/%v, first engine %v/%v", i, b.aS, b.aP, aS[i], aP[i])
+		}
+	}
+	if !slices.Equal(second.kinds[0].p, k0) || !slices.Equal(second.kinds[1].thr, k1) {
+		t.Fatal("the kept kinds differ from the first engine's")
+	}
+	if &second.kinds[0].p[0] != &k0[0] {
+		t.Fatal("the second engine rebuilt a kind the set kept")
+	}
+	// An engine with one home location has kinds of its own (another layout) on the
+	// same power-law fit.
+	one, err := newNeuronSim(sp, pol, 1234, 3, [2]int{80, 300}, [2]float64{10, 20}, 1, neuronCosts{budget: 0, homes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.kinds[0] == second.kinds[0] || &one.kinds[0].p[0] != &k0[0] {
+		t.Fatal("an engine of one home location does not have its own kind on the shared fit")
+	}
 }
