@@ -52,6 +52,7 @@ type heatmap struct {
 
 	rows, cols axis
 	lo, hi     [2]float64 // this iteration's range of PIM and memory busy over the banks
+	ranged     [2]bool    // whether lo and hi of PIM and memory are taken yet
 }
 
 func newHeatmap(c *Common) *heatmap { return &heatmap{c: c} }
@@ -144,6 +145,7 @@ func (m *heatmap) SetSize(w, h int) {
 
 func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
+	m.ranged = [2]bool{}
 	g := m.grid()
 	if g == nil {
 		return
@@ -151,9 +153,6 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.rows = newAxis(levelsOf(g.RowLevels, g.Rows, g.RowKind, 0))
 	m.cols = newAxis(levelsOf(g.ColLevels, g.Cols, g.ColKind, g.ColGroup))
 	m.cr, m.cc = clamp(m.cr, 0, g.Rows-1), clamp(m.cc, 0, g.Cols-1)
-	for i, vals := range [2][]float64{g.PIM, g.Mem} {
-		m.lo[i], m.hi[i] = minMax(vals[:g.Rows*g.Cols])
-	}
 	// Owner glyphs follow request ids so a request keeps its letter from step to step
 	// as long as the set of owners does not change. Owners come in runs (a channel's
 	// banks, a stage's modules), so only a change of owner is looked up.
@@ -174,6 +173,22 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 		m.owners[id] = i
 	}
 	m.scroll()
+}
+
+// scale is this iteration's range of mode i (0 PIM, 1 memory) over the banks. It is taken
+// when a frame first asks for it: a frame shows one mode's scale, most often PIM's.
+func (m *heatmap) scale(i int) (float64, float64) {
+	if !m.ranged[i] {
+		if g := m.grid(); g != nil {
+			vals := g.PIM
+			if i == 1 {
+				vals = g.Mem
+			}
+			m.lo[i], m.hi[i] = minMax(vals[:g.Rows*g.Cols])
+		}
+		m.ranged[i] = true
+	}
+	return m.lo[i], m.hi[i]
 }
 
 // minMax is slices.Min and slices.Max of a non-empty slice in one pass over it. It
@@ -568,18 +583,23 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	n := 0
 	clear(votes)
 	// The maxima start at +0 and only grow, so a comparison (or a NaN, which max
-	// keeps) gives what max would, at a fraction of its cost.
+	// keeps) gives what max would, at a fraction of its cost. The sums and maxima are
+	// kept in locals, which stay in registers, and added in the cells' order.
+	var pim, mem, pimMax, memMax float64
 	for r := r0; r < min(r0+fr, g.Rows); r++ {
 		lo, hi := r*g.Cols+c0, r*g.Cols+max(c0, min(c0+fc, g.Cols))
-		for i, p := range g.PIM[lo:hi] {
-			mm := g.Mem[lo+i]
-			b.pim += p
-			b.mem += mm
-			if p > b.pimMax || p != p {
-				b.pimMax = p
+		ps := g.PIM[lo:hi]
+		ms := g.Mem[lo:hi]
+		ms = ms[:len(ps)]
+		for i, p := range ps {
+			mm := ms[i]
+			pim += p
+			mem += mm
+			if p > pimMax || p != p {
+				pimMax = p
 			}
-			if mm > b.memMax || mm != mm {
-				b.memMax = mm
+			if mm > memMax || mm != mm {
+				memMax = mm
 			}
 		}
 		n += hi - lo
@@ -589,6 +609,7 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 			}
 		}
 	}
+	b.pim, b.mem, b.pimMax, b.memMax = pim, mem, pimMax, memMax
 	if n > 0 {
 		b.pim /= float64(n)
 		b.mem /= float64(n)
@@ -631,7 +652,11 @@ func (m *heatmap) unitBusy(u, r0, fr, grp int) float64 {
 // relative reports whether the colours span this iteration's range of mode i (0 PIM, 1
 // memory): when asked for and the banks differ at all.
 func (m *heatmap) relative(i int) bool {
-	return !m.absolute && m.hi[i]-m.lo[i] >= 0.0005
+	if m.absolute {
+		return false
+	}
+	lo, hi := m.scale(i)
+	return hi-lo >= 0.0005
 }
 
 // level is the ramp index of value v of mode i (0 PIM, 1 memory) on the current scale:
@@ -805,14 +830,14 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	switch m.mode {
 	case modePIM:
 		l := m.level(b.pim, 0)
-		rb.cell(st.PIM[l]+cur, heatGlyphs[l])
+		rb.cell(st.PIM[l].with(cur), heatGlyphs[l])
 	case modeMem:
 		l := m.level(b.mem, 1)
-		rb.cell(st.Mem[l]+cur, heatGlyphs[l])
+		rb.cell(st.Mem[l].with(cur), heatGlyphs[l])
 	case modeBoth:
 		lp, lm := m.level(b.pim, 0), m.level(b.mem, 1)
-		rb.cell(st.PIM[lp]+cur, heatGlyphs[lp])
-		rb.cell(st.Mem[lm]+cur, heatGlyphs[lm])
+		rb.cell(st.PIM[lp].with(cur), heatGlyphs[lp])
+		rb.cell(st.Mem[lm].with(cur), heatGlyphs[lm])
 	case modeOwner:
 		i, ok := m.owners[b.owner]
 		if !ok {
@@ -877,7 +902,7 @@ func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 	var rb rowBuf
 	rb.str("", label+" ")
 	if m.relative(i) {
-		lo, hi := pctApart(m.lo[i], m.hi[i])
+		lo, hi := pctApart(m.scale(i))
 		rb.str("", lo+" ")
 		for l := 1; l <= 5; l++ {
 			rb.cell(ramp[l], heatGlyphs[l])

@@ -124,12 +124,18 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	// sweep below relies on it, so make sure.
 	for l := range n {
 		sp := m.byLane[l]
-		if !sort.SliceIsSorted(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start }) {
-			sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
+		for k := 1; k < len(sp); k++ {
+			if tl.Spans[sp[k]].Start < tl.Spans[sp[k-1]].Start {
+				sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
+				break
+			}
 		}
 		bb := m.bubLane[l]
-		if !sort.SliceIsSorted(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start }) {
-			sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		for k := 1; k < len(bb); k++ {
+			if tl.Bubbles[bb[k]].Start < tl.Bubbles[bb[k-1]].Start {
+				sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+				break
+			}
 		}
 	}
 	if m.layer >= len(m.layers) {
@@ -548,12 +554,13 @@ func (m *timeline) View() string {
 	d1, d2 := m.detail()
 	a, b := explain(d1, d2, m.w, n)
 	for _, l := range a {
-		lines = append(lines, st.Bold.render(l))
+		lines = append(lines, fitLine(st.Bold.render(l), m.w))
 	}
 	for _, l := range b {
-		lines = append(lines, st.Faint.render(l))
+		lines = append(lines, fitLine(st.Faint.render(l), m.w))
 	}
-	return strings.Join(fitLines(lines, m.w, m.h), "\n")
+	// The ruler, rows, axis and legend are built to the pane's width already.
+	return strings.Join(padLines(lines, m.w, m.h), "\n")
 }
 
 // label is the row's name and busy share, or blank for the extra lines of a thick row.
@@ -635,11 +642,11 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 				}
 				switch {
 				case i == 0 && crit != nil && crit[c]:
-					rb.cell(st.Bold+curP(c), critGlyph)
+					rb.cell(st.Bold.with(curP(c)), critGlyph)
 				case lv > below:
-					rb.cell(p+curP(c), barGlyphs[min(8, lv-below)])
+					rb.cell(p.with(curP(c)), barGlyphs[min(8, lv-below)])
 				case f == 0 && s.bubbl[c] && i == g.rowH-1:
-					rb.cell(st.Bubble+curP(c), bubbleGlyph)
+					rb.cell(st.Bubble.with(curP(c)), bubbleGlyph)
 				default:
 					rb.cell(curP(c), ' ')
 				}
@@ -716,12 +723,12 @@ func (m *timeline) partCell(rb *rowBuf, s *scratch, c int, crit bool, lv int, cu
 	}
 	switch {
 	case crit && m.critical(s.idx[c]):
-		rb.cell(st.Bold+cur, critGlyph)
+		rb.cell(st.Bold.with(cur), critGlyph)
 	case lv > 0:
-		rb.cell(p+cur, barGlyphs[min(8, lv)])
+		rb.cell(p.with(cur), barGlyphs[min(8, lv)])
 	case s.bubbl[c]:
 		// Above the bar, the idle share of a cell that waited part of the time.
-		rb.cell(st.Bubble+cur, bubbleGlyph)
+		rb.cell(st.Bubble.with(cur), bubbleGlyph)
 	default:
 		rb.cell(cur, ' ')
 	}
@@ -761,11 +768,11 @@ func (m *timeline) segment(rb *rowBuf, s *scratch, c, e int, first bool, curP fu
 			if x-c < len(label) {
 				ch = label[x-c]
 			}
-			rb.cell(p+curP(x), ch)
+			rb.cell(p.with(curP(x)), ch)
 		}
 	case cellBubble:
 		for x := c; x < e; x++ {
-			rb.cell(st.Bubble+curP(x), bubbleGlyph)
+			rb.cell(st.Bubble.with(curP(x)), bubbleGlyph)
 		}
 	default:
 		for x := c; x < e; x++ {
