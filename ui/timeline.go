@@ -35,7 +35,6 @@ type timeline struct {
 
 	byLane  [][]int // span indices per lane, in time order
 	bubLane [][]int // bubble indices per lane, in time order
-	index   []int   // backing array of byLane and bubLane
 	busy    []sim.Time
 	layers  [][2]sim.Time // per layer: first start, last end
 	sbUsed  [3]bool
@@ -61,46 +60,22 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
 	tl := &s.Timeline
 	n := len(tl.Lanes)
-	// Index the spans and bubbles by lane in slices sized exactly, reusing last step's
-	// arrays when they are large enough. The spans are hundreds of kilobytes, so one pass
-	// counts them by lane and finds the layers, and the next indexes them.
-	count := make([]int, 2*n)
-	nl := tl.Layers
-	for i := range tl.Spans {
-		sp := &tl.Spans[i]
-		if sp.Lane >= 0 && sp.Lane < n {
-			count[sp.Lane]++
-		}
-		nl = max(nl, sp.Layer+1)
-	}
-	for _, b := range tl.Bubbles {
-		if b.Lane >= 0 && b.Lane < n {
-			count[n+b.Lane]++
-		}
-	}
-	total := len(tl.Spans) + len(tl.Bubbles)
-	if cap(m.index) < total {
-		m.index = make([]int, total)
-	}
-	all := m.index[:total]
-	m.byLane, m.bubLane = make([][]int, n), make([][]int, n)
-	off := 0
-	for l := range n {
-		m.byLane[l] = all[off : off : off+count[l]]
-		off += count[l]
-	}
-	for l := range n {
-		m.bubLane[l] = all[off : off : off+count[n+l]]
-		off += count[n+l]
-	}
-	m.busy = make([]sim.Time, n)
+	// Index the spans and bubbles by lane in one pass over each, into last step's
+	// slices: an iteration's lanes hold about what the last one's did, so they seldom
+	// grow, and the spans, hundreds of kilobytes, are read once.
+	m.byLane, m.bubLane = laneSlices(m.byLane, n), laneSlices(m.bubLane, n)
+	m.busy = slices.Grow(m.busy[:0], n)[:n]
+	clear(m.busy)
 	m.sbUsed = [3]bool{}
-	m.layers = make([][2]sim.Time, nl)
-	for i := range m.layers {
-		m.layers[i] = [2]sim.Time{-1, -1}
+	m.layers = m.layers[:0]
+	for len(m.layers) < tl.Layers {
+		m.layers = append(m.layers, [2]sim.Time{-1, -1})
 	}
 	for i := range tl.Spans {
 		sp := &tl.Spans[i]
+		for len(m.layers) <= sp.Layer {
+			m.layers = append(m.layers, [2]sim.Time{-1, -1})
+		}
 		if sp.Lane < 0 || sp.Lane >= n {
 			continue
 		}
@@ -115,9 +90,9 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 			e[1] = max(e[1], sp.End())
 		}
 	}
-	for i, b := range tl.Bubbles {
-		if b.Lane >= 0 && b.Lane < n {
-			m.bubLane[b.Lane] = append(m.bubLane[b.Lane], i)
+	for i := range tl.Bubbles {
+		if l := tl.Bubbles[i].Lane; l >= 0 && l < n {
+			m.bubLane[l] = append(m.bubLane[l], i)
 		}
 	}
 	// Spans on a lane never overlap; the scheduler emits them in time order, but the
@@ -144,6 +119,18 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	m.markCritical()
 	m.buildRows()
 	m.place()
+}
+
+// laneSlices is idx for n lanes, each emptied but keeping its array.
+func laneSlices(idx [][]int, n int) [][]int {
+	if cap(idx) < n {
+		idx = append(idx[:cap(idx)], make([][]int, n-cap(idx))...)
+	}
+	idx = idx[:n]
+	for l := range idx {
+		idx[l] = idx[l][:0]
+	}
+	return idx
 }
 
 // place fits the window to the new iteration: the whole of it, the selected layer, or
