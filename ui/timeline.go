@@ -96,7 +96,7 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 		}
 	}
 	// Spans on a lane never overlap; the scheduler emits them in time order, but the
-	// sweep below relies on it, so make sure.
+	// cells below relies on it, so make sure.
 	for l := range n {
 		sp := m.byLane[l]
 		for k := 1; k < len(sp); k++ {
@@ -441,30 +441,6 @@ const (
 	cellBubble              // idle throughout, waiting
 )
 
-// sweep visits, column by column, every span of lane l that overlaps the window, with
-// how much of the column it covers. Spans on a lane never overlap, so one pass over the
-// lane's spans serves every column.
-func (m *timeline) sweep(l, cw int, visit func(c, span int, ov sim.Time)) {
-	tl := &m.snap.Timeline
-	spans := m.byLane[l]
-	i := sort.Search(len(spans), func(i int) bool { return tl.Spans[spans[i]].End() > m.t0 })
-	a := m.colTime(0, cw)
-	for c := 0; c < cw && i < len(spans); c++ {
-		b := m.colTime(c+1, cw)
-		for i < len(spans) && tl.Spans[spans[i]].End() <= a {
-			i++
-		}
-		for j := i; j < len(spans); j++ {
-			sp := &tl.Spans[spans[j]]
-			if sp.Start >= b {
-				break
-			}
-			visit(c, spans[j], min(b, sp.End())-max(a, sp.Start))
-		}
-		a = b
-	}
-}
-
 // scratch holds per-column buffers reused across the rows of one frame.
 type scratch struct {
 	kind  []uint8
@@ -488,16 +464,34 @@ func (s *scratch) reset() {
 }
 
 // cells fills s for lane l: per column the span covering most of it, the busy time and
-// the time per sub-batch; and whether a bubble touches the column.
+// the time per sub-batch; and whether a bubble touches the column. It visits, column by
+// column, every span of the lane that overlaps the window, with how much of the column
+// it covers; spans on a lane never overlap, so one pass over the lane's spans serves
+// every column.
 func (m *timeline) cells(l, cw int, s *scratch) {
-	m.sweep(l, cw, func(c, span int, ov sim.Time) {
-		s.busy[c] += ov
-		s.sbw[c][clamp(m.snap.Timeline.Spans[span].SubBatch, 0, 2)] += ov
-		if ov > s.ov[c] {
-			s.idx[c], s.ov[c] = span, ov
-		}
-	})
 	tl := &m.snap.Timeline
+	spans := m.byLane[l]
+	i := sort.Search(len(spans), func(i int) bool { return tl.Spans[spans[i]].End() > m.t0 })
+	a := m.colTime(0, cw)
+	for c := 0; c < cw && i < len(spans); c++ {
+		b := m.colTime(c+1, cw)
+		for i < len(spans) && tl.Spans[spans[i]].End() <= a {
+			i++
+		}
+		for _, k := range spans[i:] {
+			sp := &tl.Spans[k]
+			if sp.Start >= b {
+				break
+			}
+			ov := min(b, sp.End()) - max(a, sp.Start)
+			s.busy[c] += ov
+			s.sbw[c][clamp(sp.SubBatch, 0, 2)] += ov
+			if ov > s.ov[c] {
+				s.idx[c], s.ov[c] = k, ov
+			}
+		}
+		a = b
+	}
 	bubs := m.bubLane[l]
 	bi := sort.Search(len(bubs), func(i int) bool { b := tl.Bubbles[bubs[i]]; return b.Start+b.Dur > m.t0 })
 	for c := 0; c < cw && bi < len(bubs); c++ {
