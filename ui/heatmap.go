@@ -841,14 +841,14 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	case modeOwner:
 		i, ok := m.owners[b.owner]
 		if !ok {
-			rb.cell(st.Free+cur, freeGlyph)
+			rb.cell(st.Free.with(cur), freeGlyph)
 			return
 		}
 		p := st.reqPaint(b.owner)
 		if b.owner == m.c.Selected {
 			p += st.Bold + st.Under
 		}
-		rb.cell(p+cur, rune(ownerGlyphs[i%len(ownerGlyphs)]))
+		rb.cell(p.with(cur), rune(ownerGlyphs[i%len(ownerGlyphs)]))
 	}
 }
 
