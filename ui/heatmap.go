@@ -623,6 +623,44 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	return b
 }
 
+// means fills pim and mem with the mean PIM and memory busy of the len(pim) blocks of
+// fr×fc cells side by side from grid row r0 and column c0: block's means, bit for bit,
+// without the maxima and owners a shown cell does not draw. It goes along each grid
+// row once, adding each block's cells in the order block adds them.
+func (m *heatmap) means(pim, mem []float64, r0, c0, fr, fc int) {
+	g := &m.snap.Banks
+	clear(pim)
+	clear(mem)
+	mem = mem[:len(pim)]
+	r1 := min(r0+fr, g.Rows)
+	for r := r0; r < r1; r++ {
+		row := r * g.Cols
+		for j := range pim {
+			lo := c0 + j*fc
+			hi := min(lo+fc, g.Cols)
+			if hi <= lo {
+				continue
+			}
+			ps := g.PIM[row+lo : row+hi]
+			ms := g.Mem[row+lo : row+hi]
+			ms = ms[:len(ps)]
+			p, q := pim[j], mem[j]
+			for i, x := range ps {
+				p += x
+				q += ms[i]
+			}
+			pim[j], mem[j] = p, q
+		}
+	}
+	for j := range pim {
+		lo := c0 + j*fc
+		if n := (r1 - r0) * (max(lo, min(lo+fc, g.Cols)) - lo); n > 0 {
+			pim[j] /= float64(n)
+			mem[j] /= float64(n)
+		}
+	}
+}
+
 // unitBusy is the mean busy share of unit u over rows [r0, r0+fr) for group grp (ignored
 // for a row unit).
 func (m *heatmap) unitBusy(u, r0, fr, grp int) float64 {
@@ -756,10 +794,17 @@ func (m *heatmap) gridBody() ([]string, string) {
 	if m.mode == modeOwner {
 		votes = map[int]int{}
 	}
+	var pim, mem []float64
+	if votes == nil {
+		pim, mem = make([]float64, q.nc), make([]float64, q.nc)
+	}
 	prev := -1
 	for i := range q.nr {
 		var rb rowBuf
 		r := q.r0 + i*q.fr
+		if votes == nil {
+			m.means(pim, mem, r, q.c0, q.fr, q.fc)
+		}
 		lp := st.Faint
 		if i == curR {
 			lp = st.Bold
@@ -782,7 +827,12 @@ func (m *heatmap) gridBody() ([]string, string) {
 				units = units[1:]
 			}
 			rb.spaces(q.xs[j] - rb.w)
-			b := m.block(r, q.c0+j*q.fc, q.fr, q.fc, votes)
+			b := block{owner: -1}
+			if votes == nil {
+				b.pim, b.mem = pim[j], mem[j]
+			} else {
+				b = m.block(r, q.c0+j*q.fc, q.fr, q.fc, votes)
+			}
 			cur := paint("")
 			if i == curR && j == curC {
 				cur = st.Rev
