@@ -146,6 +146,7 @@ func (m *heatmap) SetSize(w, h int) {
 func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
 	m.ranged = [2]bool{}
+	m.owners, m.byIdx = nil, nil
 	g := m.grid()
 	if g == nil {
 		return
@@ -153,9 +154,30 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.rows = newAxis(levelsOf(g.RowLevels, g.Rows, g.RowKind, 0))
 	m.cols = newAxis(levelsOf(g.ColLevels, g.Cols, g.ColKind, g.ColGroup))
 	m.cr, m.cc = clamp(m.cr, 0, g.Rows-1), clamp(m.cc, 0, g.Cols-1)
-	// Owner glyphs follow request ids so a request keeps its letter from step to step
-	// as long as the set of owners does not change. Owners come in runs (a channel's
-	// banks, a stage's modules), so only a change of owner is looked up.
+	m.scroll()
+}
+
+// ownerGlyph is the index of request id's glyph among the owners of this iteration's
+// banks. Glyphs follow request ids, so a request keeps its letter from step to step as
+// long as the set of owners does not change. Only the owner map shows them, so they are
+// listed when it first asks.
+func (m *heatmap) ownerGlyph(id int) (int, bool) {
+	m.listOwners()
+	i, ok := m.owners[id]
+	return i, ok
+}
+
+// listOwners lists the owners of this iteration's banks in glyph order, once. Owners come
+// in runs (a channel's banks, a stage's modules), so only a change of owner is looked up.
+func (m *heatmap) listOwners() {
+	if m.owners != nil {
+		return
+	}
+	g := m.grid()
+	if g == nil {
+		m.owners = map[int]int{}
+		return
+	}
 	ids := make([]int, 0, g.Rows)
 	seen := map[int]bool{}
 	last := 0
@@ -172,7 +194,6 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	for i, id := range ids {
 		m.owners[id] = i
 	}
-	m.scroll()
 }
 
 // scale is this iteration's range of mode i (0 PIM, 1 memory) over the banks. It is taken
@@ -889,7 +910,7 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 		rb.cell(st.PIM[lp].with(cur), heatGlyphs[lp])
 		rb.cell(st.Mem[lm].with(cur), heatGlyphs[lm])
 	case modeOwner:
-		i, ok := m.owners[b.owner]
+		i, ok := m.ownerGlyph(b.owner)
 		if !ok {
 			rb.cell(st.Free.with(cur), freeGlyph)
 			return
@@ -983,6 +1004,7 @@ func (m *heatmap) legend() string {
 	default:
 		var rb rowBuf
 		rb.str("", "request with most work: ")
+		m.listOwners()
 		for i, id := range m.byIdx {
 			if rb.w > m.w {
 				break
