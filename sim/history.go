@@ -181,23 +181,29 @@ func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 		p.used[id] = int32(i)
 		p.ids = append(p.ids, id)
 		end := endAt(ends, sp.Lane)
-		b = binary.AppendUvarint(b, uint64(id))
-		b = binary.AppendVarint(b, int64(sp.Lane))
-		b = binary.AppendVarint(b, int64(sp.Layer-layer))
-		b = binary.AppendVarint(b, int64(sp.Stage-stage))
-		b = binary.AppendVarint(b, int64(sp.Start-*end))
-		b = binary.AppendVarint(b, int64(i-sp.By))
+		n := len(b)
+		b = slices.Grow(b, 6*binary.MaxVarintLen64)[:n+6*binary.MaxVarintLen64]
+		n = putUvarint(b, n, uint64(id))
+		n = putVarint(b, n, int64(sp.Lane))
+		n = putVarint(b, n, int64(sp.Layer-layer))
+		n = putVarint(b, n, int64(sp.Stage-stage))
+		n = putVarint(b, n, int64(sp.Start-*end))
+		n = putVarint(b, n, int64(i-sp.By))
+		b = b[:n]
 		layer, stage, *end = sp.Layer, sp.Stage, sp.Start+sp.Dur
 	}
 	ends = p.laneEnd(len(tl.Lanes))
 	waited := 0
 	for _, bu := range tl.Bubbles {
 		end := endAt(ends, bu.Lane)
-		b = binary.AppendVarint(b, int64(bu.Lane))
-		b = append(b, byte(bu.Cause))
-		b = binary.AppendVarint(b, int64(bu.Start-*end))
-		b = binary.AppendVarint(b, int64(bu.Dur))
-		b = binary.AppendVarint(b, int64(bu.Waited-waited))
+		n := len(b)
+		b = slices.Grow(b, 1+4*binary.MaxVarintLen64)[:n+1+4*binary.MaxVarintLen64]
+		n = putVarint(b, n, int64(bu.Lane))
+		b[n] = byte(bu.Cause)
+		n = putVarint(b, n+1, int64(bu.Start-*end))
+		n = putVarint(b, n, int64(bu.Dur))
+		n = putVarint(b, n, int64(bu.Waited-waited))
+		b = b[:n]
 		waited, *end = bu.Waited, bu.Start+bu.Dur
 	}
 	prev := 0
@@ -207,6 +213,25 @@ func (p *packer) packTimeline(ps *packedSnap, tl *Timeline) []byte {
 	}
 	p.buf = b
 	return slices.Clone(b)
+}
+
+// putUvarint writes x as binary.AppendUvarint does at b[n:], which has room for it, and
+// returns where it ends. The spans and bubbles are some fifty thousand varints an
+// iteration, mostly of one byte, written into room made once a span: an append each
+// checked the capacity and moved the slice, which cost more than the varint.
+func putUvarint(b []byte, n int, x uint64) int {
+	for x >= 0x80 {
+		b[n] = byte(x) | 0x80
+		x >>= 7
+		n++
+	}
+	b[n] = byte(x)
+	return n + 1
+}
+
+// putVarint writes x as binary.AppendVarint does (zig-zag, then as an unsigned varint).
+func putVarint(b []byte, n int, x int64) int {
+	return putUvarint(b, n, uint64(x)<<1^uint64(x>>63))
 }
 
 // packGrid writes each row as a reference to an identical earlier row or as its cells:

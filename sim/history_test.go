@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"reflect"
 	"testing"
@@ -91,5 +93,24 @@ func TestRelease(t *testing.T) {
 	r.Step()
 	if r.Release(old); r.freed != nil {
 		t.Fatal("a recycling engine, which keeps no history, took a released snapshot")
+	}
+}
+
+// The packer's varints are the encoding/binary ones, byte for byte, at every length.
+func TestPutVarintIsBinarys(t *testing.T) {
+	vals := []int64{0, 1, -1, 63, -64, 64, -65, 127, 128, 8191, -8192, 1 << 20, -(1 << 40), math.MaxInt64, math.MinInt64}
+	for s := range 64 {
+		vals = append(vals, 1<<s, -(1 << s), 1<<s-1)
+	}
+	for _, v := range vals {
+		b := make([]byte, 3+binary.MaxVarintLen64)
+		n := putVarint(b, 3, v)
+		if got, want := b[3:n], binary.AppendVarint(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("putVarint(%d) = %x, binary.AppendVarint = %x", v, got, want)
+		}
+		n = putUvarint(b, 3, uint64(v))
+		if got, want := b[3:n], binary.AppendUvarint(nil, uint64(v)); !bytes.Equal(got, want) {
+			t.Errorf("putUvarint(%d) = %x, binary.AppendUvarint = %x", uint64(v), got, want)
+		}
 	}
 }

@@ -664,19 +664,25 @@ func (m *Model) render() string {
 		return tooSmallScreen(w, h)
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, m.header(w))
+	lines = append(lines, fitLine(m.header(w), w))
 	if m.lay.tabs {
-		lines = append(lines, m.tabs(w))
+		lines = append(lines, fitLine(m.tabs(w), w))
 	}
 	for _, b := range m.lay.bands {
 		cols := make([][]string, len(b.cells))
+		bw := 0
 		for i, c := range b.cells {
 			p := m.panes[c.id]
 			body := strings.Split(p.View(), "\n")
+			// relayout gave each pane the inside of its frame, and a pane's view fills
+			// exactly that, so its lines go in as they are, but for an error put above.
+			fitted := true
 			if m.err != nil && c.id == m.focus {
 				body = append([]string{m.c.Styles.Bad.render("error: " + m.err.Error())}, body...)
+				fitted = false
 			}
-			cols[i] = frame(m.c.Styles, p.Title(), body, c.w, b.h, c.id == m.focus)
+			cols[i] = framed(m.c.Styles, p.Title(), body, c.w, b.h, c.id == m.focus, fitted)
+			bw += c.w
 		}
 		for y := range b.h {
 			n := 0
@@ -688,14 +694,21 @@ func (m *Model) render() string {
 			for _, col := range cols {
 				sb.WriteString(col[y])
 			}
-			lines = append(lines, sb.String())
+			l := sb.String()
+			if bw != w {
+				l = fitLine(l, w)
+			}
+			lines = append(lines, l)
 		}
 	}
 	if m.lesson != nil && m.lessonH > 0 {
-		lines = append(lines, m.lessonPanel(w, m.lessonH)...)
+		for _, l := range m.lessonPanel(w, m.lessonH) {
+			lines = append(lines, fitLine(l, w))
+		}
 	}
-	lines = append(lines, m.footerLine(m.c.Styles, m.keyLine, w))
-	lines = fitLines(lines, w, h)
+	lines = append(lines, fitLine(m.footerLine(m.c.Styles, m.keyLine, w), w))
+	// Every line is now exactly w cells: the bands' are their frames side by side.
+	lines = padLines(lines, w, h)
 	switch {
 	case m.picker != nil:
 		box := m.picker.View(w, h)

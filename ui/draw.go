@@ -173,6 +173,18 @@ func fitLines(lines []string, w, h int) []string {
 	return out
 }
 
+// padLines gives exactly h lines of lines that are each already w cells wide.
+func padLines(lines []string, w, h int) []string {
+	if len(lines) >= h {
+		return lines[:h]
+	}
+	blank := strings.Repeat(" ", max(0, w))
+	for len(lines) < h {
+		lines = append(lines, blank)
+	}
+	return lines
+}
+
 // truncate cuts s to at most w cells.
 func truncate(s string, w int) string {
 	if w <= 0 {
@@ -308,6 +320,12 @@ func wrap(s string, w int) []string {
 // frame draws a border around body lines with a title in the top edge. The focused
 // pane gets a heavy border, so focus shows without colour too.
 func frame(st *Styles, title string, body []string, w, h int, focused bool) []string {
+	return framed(st, title, body, w, h, focused, false)
+}
+
+// framed is frame, told whether every body line is already exactly w-2 cells wide (a
+// pane's view at the size it was given), so that they need not be measured again.
+func framed(st *Styles, title string, body []string, w, h int, focused, fitted bool) []string {
 	if w < 2 || h < 2 {
 		return fitLines(nil, w, h)
 	}
@@ -333,11 +351,14 @@ func frame(st *Styles, title string, body []string, w, h int, focused bool) []st
 	out = append(out, top.line(w))
 	side := bp.render(vt)
 	for i := range h - 2 {
-		l := ""
-		if i < len(body) {
-			l = body[i]
+		switch {
+		case i >= len(body):
+			out = append(out, side+strings.Repeat(" ", inner)+side)
+		case fitted:
+			out = append(out, side+body[i]+side)
+		default:
+			out = append(out, side+fitLine(body[i], inner)+side)
 		}
-		out = append(out, side+fitLine(l, inner)+side)
 	}
 	out = append(out, bp.render(bl+strings.Repeat(hz, inner)+br))
 	return out

@@ -52,6 +52,7 @@ type heatmap struct {
 
 	rows, cols axis
 	lo, hi     [2]float64 // this iteration's range of PIM and memory busy over the banks
+	ranged     [2]bool    // whether lo and hi of PIM and memory are taken yet
 }
 
 func newHeatmap(c *Common) *heatmap { return &heatmap{c: c} }
@@ -144,6 +145,8 @@ func (m *heatmap) SetSize(w, h int) {
 
 func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
+	m.ranged = [2]bool{}
+	m.owners, m.byIdx = nil, nil
 	g := m.grid()
 	if g == nil {
 		return
@@ -151,12 +154,30 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	m.rows = newAxis(levelsOf(g.RowLevels, g.Rows, g.RowKind, 0))
 	m.cols = newAxis(levelsOf(g.ColLevels, g.Cols, g.ColKind, g.ColGroup))
 	m.cr, m.cc = clamp(m.cr, 0, g.Rows-1), clamp(m.cc, 0, g.Cols-1)
-	for i, vals := range [2][]float64{g.PIM, g.Mem} {
-		m.lo[i], m.hi[i] = minMax(vals[:g.Rows*g.Cols])
+	m.scroll()
+}
+
+// ownerGlyph is the index of request id's glyph among the owners of this iteration's
+// banks. Glyphs follow request ids, so a request keeps its letter from step to step as
+// long as the set of owners does not change. Only the owner map shows them, so they are
+// listed when it first asks.
+func (m *heatmap) ownerGlyph(id int) (int, bool) {
+	m.listOwners()
+	i, ok := m.owners[id]
+	return i, ok
+}
+
+// listOwners lists the owners of this iteration's banks in glyph order, once. Owners come
+// in runs (a channel's banks, a stage's modules), so only a change of owner is looked up.
+func (m *heatmap) listOwners() {
+	if m.owners != nil {
+		return
 	}
-	// Owner glyphs follow request ids so a request keeps its letter from step to step
-	// as long as the set of owners does not change. Owners come in runs (a channel's
-	// banks, a stage's modules), so only a change of owner is looked up.
+	g := m.grid()
+	if g == nil {
+		m.owners = map[int]int{}
+		return
+	}
 	ids := make([]int, 0, g.Rows)
 	seen := map[int]bool{}
 	last := 0
@@ -173,7 +194,22 @@ func (m *heatmap) SetSnapshot(s *sim.Snapshot) {
 	for i, id := range ids {
 		m.owners[id] = i
 	}
-	m.scroll()
+}
+
+// scale is this iteration's range of mode i (0 PIM, 1 memory) over the banks. It is taken
+// when a frame first asks for it: a frame shows one mode's scale, most often PIM's.
+func (m *heatmap) scale(i int) (float64, float64) {
+	if !m.ranged[i] {
+		if g := m.grid(); g != nil {
+			vals := g.PIM
+			if i == 1 {
+				vals = g.Mem
+			}
+			m.lo[i], m.hi[i] = minMax(vals[:g.Rows*g.Cols])
+		}
+		m.ranged[i] = true
+	}
+	return m.lo[i], m.hi[i]
 }
 
 // minMax is slices.Min and slices.Max of a non-empty slice in one pass over it. It
@@ -568,18 +604,23 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 	n := 0
 	clear(votes)
 	// The maxima start at +0 and only grow, so a comparison (or a NaN, which max
-	// keeps) gives what max would, at a fraction of its cost.
+	// keeps) gives what max would, at a fraction of its cost. The sums and maxima are
+	// kept in locals, which stay in registers, and added in the cells' order.
+	var pim, mem, pimMax, memMax float64
 	for r := r0; r < min(r0+fr, g.Rows); r++ {
 		lo, hi := r*g.Cols+c0, r*g.Cols+max(c0, min(c0+fc, g.Cols))
-		for i, p := range g.PIM[lo:hi] {
-			mm := g.Mem[lo+i]
-			b.pim += p
-			b.mem += mm
-			if p > b.pimMax || p != p {
-				b.pimMax = p
+		ps := g.PIM[lo:hi]
+		ms := g.Mem[lo:hi]
+		ms = ms[:len(ps)]
+		for i, p := range ps {
+			mm := ms[i]
+			pim += p
+			mem += mm
+			if p > pimMax || p != p {
+				pimMax = p
 			}
-			if mm > b.memMax || mm != mm {
-				b.memMax = mm
+			if mm > memMax || mm != mm {
+				memMax = mm
 			}
 		}
 		n += hi - lo
@@ -589,6 +630,7 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 			}
 		}
 	}
+	b.pim, b.mem, b.pimMax, b.memMax = pim, mem, pimMax, memMax
 	if n > 0 {
 		b.pim /= float64(n)
 		b.mem /= float64(n)
@@ -600,6 +642,44 @@ func (m *heatmap) block(r0, c0, fr, fc int, votes map[int]int) block {
 		}
 	}
 	return b
+}
+
+// means fills pim and mem with the mean PIM and memory busy of the len(pim) blocks of
+// fr×fc cells side by side from grid row r0 and column c0: block's means, bit for bit,
+// without the maxima and owners a shown cell does not draw. It goes along each grid
+// row once, adding each block's cells in the order block adds them.
+func (m *heatmap) means(pim, mem []float64, r0, c0, fr, fc int) {
+	g := &m.snap.Banks
+	clear(pim)
+	clear(mem)
+	mem = mem[:len(pim)]
+	r1 := min(r0+fr, g.Rows)
+	for r := r0; r < r1; r++ {
+		row := r * g.Cols
+		for j := range pim {
+			lo := c0 + j*fc
+			hi := min(lo+fc, g.Cols)
+			if hi <= lo {
+				continue
+			}
+			ps := g.PIM[row+lo : row+hi]
+			ms := g.Mem[row+lo : row+hi]
+			ms = ms[:len(ps)]
+			p, q := pim[j], mem[j]
+			for i, x := range ps {
+				p += x
+				q += ms[i]
+			}
+			pim[j], mem[j] = p, q
+		}
+	}
+	for j := range pim {
+		lo := c0 + j*fc
+		if n := (r1 - r0) * (max(lo, min(lo+fc, g.Cols)) - lo); n > 0 {
+			pim[j] /= float64(n)
+			mem[j] /= float64(n)
+		}
+	}
 }
 
 // unitBusy is the mean busy share of unit u over rows [r0, r0+fr) for group grp (ignored
@@ -631,7 +711,11 @@ func (m *heatmap) unitBusy(u, r0, fr, grp int) float64 {
 // relative reports whether the colours span this iteration's range of mode i (0 PIM, 1
 // memory): when asked for and the banks differ at all.
 func (m *heatmap) relative(i int) bool {
-	return !m.absolute && m.hi[i]-m.lo[i] >= 0.0005
+	if m.absolute {
+		return false
+	}
+	lo, hi := m.scale(i)
+	return hi-lo >= 0.0005
 }
 
 // level is the ramp index of value v of mode i (0 PIM, 1 memory) on the current scale:
@@ -731,10 +815,17 @@ func (m *heatmap) gridBody() ([]string, string) {
 	if m.mode == modeOwner {
 		votes = map[int]int{}
 	}
+	var pim, mem []float64
+	if votes == nil {
+		pim, mem = make([]float64, q.nc), make([]float64, q.nc)
+	}
 	prev := -1
 	for i := range q.nr {
 		var rb rowBuf
 		r := q.r0 + i*q.fr
+		if votes == nil {
+			m.means(pim, mem, r, q.c0, q.fr, q.fc)
+		}
 		lp := st.Faint
 		if i == curR {
 			lp = st.Bold
@@ -757,7 +848,12 @@ func (m *heatmap) gridBody() ([]string, string) {
 				units = units[1:]
 			}
 			rb.spaces(q.xs[j] - rb.w)
-			b := m.block(r, q.c0+j*q.fc, q.fr, q.fc, votes)
+			b := block{owner: -1}
+			if votes == nil {
+				b.pim, b.mem = pim[j], mem[j]
+			} else {
+				b = m.block(r, q.c0+j*q.fc, q.fr, q.fc, votes)
+			}
 			cur := paint("")
 			if i == curR && j == curC {
 				cur = st.Rev
@@ -805,25 +901,25 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	switch m.mode {
 	case modePIM:
 		l := m.level(b.pim, 0)
-		rb.cell(st.PIM[l]+cur, heatGlyphs[l])
+		rb.cell(st.PIM[l].with(cur), heatGlyphs[l])
 	case modeMem:
 		l := m.level(b.mem, 1)
-		rb.cell(st.Mem[l]+cur, heatGlyphs[l])
+		rb.cell(st.Mem[l].with(cur), heatGlyphs[l])
 	case modeBoth:
 		lp, lm := m.level(b.pim, 0), m.level(b.mem, 1)
-		rb.cell(st.PIM[lp]+cur, heatGlyphs[lp])
-		rb.cell(st.Mem[lm]+cur, heatGlyphs[lm])
+		rb.cell(st.PIM[lp].with(cur), heatGlyphs[lp])
+		rb.cell(st.Mem[lm].with(cur), heatGlyphs[lm])
 	case modeOwner:
-		i, ok := m.owners[b.owner]
+		i, ok := m.ownerGlyph(b.owner)
 		if !ok {
-			rb.cell(st.Free+cur, freeGlyph)
+			rb.cell(st.Free.with(cur), freeGlyph)
 			return
 		}
 		p := st.reqPaint(b.owner)
 		if b.owner == m.c.Selected {
 			p += st.Bold + st.Under
 		}
-		rb.cell(p+cur, rune(ownerGlyphs[i%len(ownerGlyphs)]))
+		rb.cell(p.with(cur), rune(ownerGlyphs[i%len(ownerGlyphs)]))
 	}
 }
 
@@ -877,7 +973,7 @@ func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 	var rb rowBuf
 	rb.str("", label+" ")
 	if m.relative(i) {
-		lo, hi := pctApart(m.lo[i], m.hi[i])
+		lo, hi := pctApart(m.scale(i))
 		rb.str("", lo+" ")
 		for l := 1; l <= 5; l++ {
 			rb.cell(ramp[l], heatGlyphs[l])
@@ -908,6 +1004,7 @@ func (m *heatmap) legend() string {
 	default:
 		var rb rowBuf
 		rb.str("", "request with most work: ")
+		m.listOwners()
 		for i, id := range m.byIdx {
 			if rb.w > m.w {
 				break

@@ -200,7 +200,8 @@ func keyPress(s string) tea.KeyPressMsg {
 	return tea.KeyPressMsg{Code: r, Text: s}
 }
 
-// checkFits fails when out is not exactly h lines of at most w cells.
+// checkFits fails when out is not exactly h lines of exactly w cells: a pane fills the
+// size it is given, and the explorer frames its lines without measuring them again.
 func checkFits(t testing.TB, what, out string, w, h int) {
 	t.Helper()
 	lines := strings.Split(out, "\n")
@@ -208,8 +209,8 @@ func checkFits(t testing.TB, what, out string, w, h int) {
 		t.Fatalf("%s: %d lines, want %d:\n%s", what, len(lines), h, ansi.Strip(out))
 	}
 	for i, l := range lines {
-		if lw := ansi.StringWidth(l); lw > w {
-			t.Fatalf("%s: line %d is %d cells wide, more than %d: %q", what, i, lw, w, ansi.Strip(l))
+		if lw := ansi.StringWidth(l); lw != w {
+			t.Fatalf("%s: line %d is %d cells wide, not %d: %q", what, i, lw, w, ansi.Strip(l))
 		}
 	}
 }

@@ -473,11 +473,11 @@ func (m *kvmap) entry(rb *rowBuf, g *kvGeom, i, p int) {
 			if s.holder%2 == 1 {
 				glyph = '▓'
 			}
-			rb.cell(st.reqPaint(id)+sel, glyph)
+			rb.cell(st.reqPaint(id).with(sel), glyph)
 		case kvPart:
-			rb.cell(st.reqPaint(id)+sel, partGlyph)
+			rb.cell(st.reqPaint(id).with(sel), partGlyph)
 		case kvReserved:
-			rb.cell(st.reqPaint(id)+st.Faint+sel, reserveGlyph)
+			rb.cell((st.reqPaint(id) + st.Faint).with(sel), reserveGlyph)
 		default:
 			rb.cell(st.Free, freeGlyph)
 		}

@@ -56,6 +56,17 @@ func TestBlock(t *testing.T) {
 		for r0 := 0; r0 < g.Rows+1; r0 += 2 {
 			for c0 := 0; c0 < g.Cols+2; c0 += 3 {
 				got := m.block(r0, c0, 3, 4, map[int]int{})
+				// means has the same means, bit for bit, for a row of such blocks.
+				pim, mem := make([]float64, 3), make([]float64, 3)
+				m.means(pim, mem, r0, c0, 3, 4)
+				if b := m.block(r0, c0, 3, 4, nil); !same(pim[0], b.pim) || !same(mem[0], b.mem) {
+					t.Fatalf("means at (%d, %d) = %v, %v; block has %v, %v", r0, c0, pim[0], mem[0], b.pim, b.mem)
+				}
+				for j := 1; j < 3 && c0+j*4 < g.Cols; j++ {
+					if b := m.block(r0, c0+j*4, 3, 4, nil); !same(pim[j], b.pim) || !same(mem[j], b.mem) {
+						t.Fatalf("means at (%d, %d) block %d = %v, %v; block has %v, %v", r0, c0, j, pim[j], mem[j], b.pim, b.mem)
+					}
+				}
 				want := block{owner: -1}
 				cells := 0
 				var votes [3]int // owners are 0–2

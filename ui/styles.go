@@ -22,6 +22,15 @@ func (p paint) render(s string) string {
 	return string(p) + s + ansi.ResetStyle
 }
 
+// with is p followed by q. Cells are painted with the cursor's paint added to their own,
+// which is most often none: then p is returned as it is, without a concatenation.
+func (p paint) with(q paint) paint {
+	if q == "" {
+		return p
+	}
+	return p + q
+}
+
 // Glyph ramps carry every colour-coded value as a shape too, so the views read under
 // NO_COLOR and in black-and-white screenshots.
 var (

@@ -35,7 +35,6 @@ type timeline struct {
 
 	byLane  [][]int // span indices per lane, in time order
 	bubLane [][]int // bubble indices per lane, in time order
-	index   []int   // backing array of byLane and bubLane
 	busy    []sim.Time
 	layers  [][2]sim.Time // per layer: first start, last end
 	sbUsed  [3]bool
@@ -61,46 +60,22 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	m.snap = s
 	tl := &s.Timeline
 	n := len(tl.Lanes)
-	// Index the spans and bubbles by lane in slices sized exactly, reusing last step's
-	// arrays when they are large enough. The spans are hundreds of kilobytes, so one pass
-	// counts them by lane and finds the layers, and the next indexes them.
-	count := make([]int, 2*n)
-	nl := tl.Layers
-	for i := range tl.Spans {
-		sp := &tl.Spans[i]
-		if sp.Lane >= 0 && sp.Lane < n {
-			count[sp.Lane]++
-		}
-		nl = max(nl, sp.Layer+1)
-	}
-	for _, b := range tl.Bubbles {
-		if b.Lane >= 0 && b.Lane < n {
-			count[n+b.Lane]++
-		}
-	}
-	total := len(tl.Spans) + len(tl.Bubbles)
-	if cap(m.index) < total {
-		m.index = make([]int, total)
-	}
-	all := m.index[:total]
-	m.byLane, m.bubLane = make([][]int, n), make([][]int, n)
-	off := 0
-	for l := range n {
-		m.byLane[l] = all[off : off : off+count[l]]
-		off += count[l]
-	}
-	for l := range n {
-		m.bubLane[l] = all[off : off : off+count[n+l]]
-		off += count[n+l]
-	}
-	m.busy = make([]sim.Time, n)
+	// Index the spans and bubbles by lane in one pass over each, into last step's
+	// slices: an iteration's lanes hold about what the last one's did, so they seldom
+	// grow, and the spans, hundreds of kilobytes, are read once.
+	m.byLane, m.bubLane = laneSlices(m.byLane, n), laneSlices(m.bubLane, n)
+	m.busy = slices.Grow(m.busy[:0], n)[:n]
+	clear(m.busy)
 	m.sbUsed = [3]bool{}
-	m.layers = make([][2]sim.Time, nl)
-	for i := range m.layers {
-		m.layers[i] = [2]sim.Time{-1, -1}
+	m.layers = m.layers[:0]
+	for len(m.layers) < tl.Layers {
+		m.layers = append(m.layers, [2]sim.Time{-1, -1})
 	}
 	for i := range tl.Spans {
 		sp := &tl.Spans[i]
+		for len(m.layers) <= sp.Layer {
+			m.layers = append(m.layers, [2]sim.Time{-1, -1})
+		}
 		if sp.Lane < 0 || sp.Lane >= n {
 			continue
 		}
@@ -115,21 +90,27 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 			e[1] = max(e[1], sp.End())
 		}
 	}
-	for i, b := range tl.Bubbles {
-		if b.Lane >= 0 && b.Lane < n {
-			m.bubLane[b.Lane] = append(m.bubLane[b.Lane], i)
+	for i := range tl.Bubbles {
+		if l := tl.Bubbles[i].Lane; l >= 0 && l < n {
+			m.bubLane[l] = append(m.bubLane[l], i)
 		}
 	}
 	// Spans on a lane never overlap; the scheduler emits them in time order, but the
-	// sweep below relies on it, so make sure.
+	// cells below relies on it, so make sure.
 	for l := range n {
 		sp := m.byLane[l]
-		if !sort.SliceIsSorted(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start }) {
-			sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
+		for k := 1; k < len(sp); k++ {
+			if tl.Spans[sp[k]].Start < tl.Spans[sp[k-1]].Start {
+				sort.SliceStable(sp, func(i, j int) bool { return tl.Spans[sp[i]].Start < tl.Spans[sp[j]].Start })
+				break
+			}
 		}
 		bb := m.bubLane[l]
-		if !sort.SliceIsSorted(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start }) {
-			sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+		for k := 1; k < len(bb); k++ {
+			if tl.Bubbles[bb[k]].Start < tl.Bubbles[bb[k-1]].Start {
+				sort.SliceStable(bb, func(i, j int) bool { return tl.Bubbles[bb[i]].Start < tl.Bubbles[bb[j]].Start })
+				break
+			}
 		}
 	}
 	if m.layer >= len(m.layers) {
@@ -138,6 +119,18 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 	m.markCritical()
 	m.buildRows()
 	m.place()
+}
+
+// laneSlices is idx for n lanes, each emptied but keeping its array.
+func laneSlices(idx [][]int, n int) [][]int {
+	if cap(idx) < n {
+		idx = append(idx[:cap(idx)], make([][]int, n-cap(idx))...)
+	}
+	idx = idx[:n]
+	for l := range idx {
+		idx[l] = idx[l][:0]
+	}
+	return idx
 }
 
 // place fits the window to the new iteration: the whole of it, the selected layer, or
@@ -448,30 +441,6 @@ const (
 	cellBubble              // idle throughout, waiting
 )
 
-// sweep visits, column by column, every span of lane l that overlaps the window, with
-// how much of the column it covers. Spans on a lane never overlap, so one pass over the
-// lane's spans serves every column.
-func (m *timeline) sweep(l, cw int, visit func(c, span int, ov sim.Time)) {
-	tl := &m.snap.Timeline
-	spans := m.byLane[l]
-	i := sort.Search(len(spans), func(i int) bool { return tl.Spans[spans[i]].End() > m.t0 })
-	a := m.colTime(0, cw)
-	for c := 0; c < cw && i < len(spans); c++ {
-		b := m.colTime(c+1, cw)
-		for i < len(spans) && tl.Spans[spans[i]].End() <= a {
-			i++
-		}
-		for j := i; j < len(spans); j++ {
-			sp := &tl.Spans[spans[j]]
-			if sp.Start >= b {
-				break
-			}
-			visit(c, spans[j], min(b, sp.End())-max(a, sp.Start))
-		}
-		a = b
-	}
-}
-
 // scratch holds per-column buffers reused across the rows of one frame.
 type scratch struct {
 	kind  []uint8
@@ -495,16 +464,34 @@ func (s *scratch) reset() {
 }
 
 // cells fills s for lane l: per column the span covering most of it, the busy time and
-// the time per sub-batch; and whether a bubble touches the column.
+// the time per sub-batch; and whether a bubble touches the column. It visits, column by
+// column, every span of the lane that overlaps the window, with how much of the column
+// it covers; spans on a lane never overlap, so one pass over the lane's spans serves
+// every column.
 func (m *timeline) cells(l, cw int, s *scratch) {
-	m.sweep(l, cw, func(c, span int, ov sim.Time) {
-		s.busy[c] += ov
-		s.sbw[c][clamp(m.snap.Timeline.Spans[span].SubBatch, 0, 2)] += ov
-		if ov > s.ov[c] {
-			s.idx[c], s.ov[c] = span, ov
-		}
-	})
 	tl := &m.snap.Timeline
+	spans := m.byLane[l]
+	i := sort.Search(len(spans), func(i int) bool { return tl.Spans[spans[i]].End() > m.t0 })
+	a := m.colTime(0, cw)
+	for c := 0; c < cw && i < len(spans); c++ {
+		b := m.colTime(c+1, cw)
+		for i < len(spans) && tl.Spans[spans[i]].End() <= a {
+			i++
+		}
+		for _, k := range spans[i:] {
+			sp := &tl.Spans[k]
+			if sp.Start >= b {
+				break
+			}
+			ov := min(b, sp.End()) - max(a, sp.Start)
+			s.busy[c] += ov
+			s.sbw[c][clamp(sp.SubBatch, 0, 2)] += ov
+			if ov > s.ov[c] {
+				s.idx[c], s.ov[c] = k, ov
+			}
+		}
+		a = b
+	}
 	bubs := m.bubLane[l]
 	bi := sort.Search(len(bubs), func(i int) bool { b := tl.Bubbles[bubs[i]]; return b.Start+b.Dur > m.t0 })
 	for c := 0; c < cw && bi < len(bubs); c++ {
@@ -548,12 +535,13 @@ func (m *timeline) View() string {
 	d1, d2 := m.detail()
 	a, b := explain(d1, d2, m.w, n)
 	for _, l := range a {
-		lines = append(lines, st.Bold.render(l))
+		lines = append(lines, fitLine(st.Bold.render(l), m.w))
 	}
 	for _, l := range b {
-		lines = append(lines, st.Faint.render(l))
+		lines = append(lines, fitLine(st.Faint.render(l), m.w))
 	}
-	return strings.Join(fitLines(lines, m.w, m.h), "\n")
+	// The ruler, rows, axis and legend are built to the pane's width already.
+	return strings.Join(padLines(lines, m.w, m.h), "\n")
 }
 
 // label is the row's name and busy share, or blank for the extra lines of a thick row.
@@ -635,11 +623,11 @@ func (m *timeline) rowLines(g *tlGeom, r int, cur bool, curCol int, s *scratch) 
 				}
 				switch {
 				case i == 0 && crit != nil && crit[c]:
-					rb.cell(st.Bold+curP(c), critGlyph)
+					rb.cell(st.Bold.with(curP(c)), critGlyph)
 				case lv > below:
-					rb.cell(p+curP(c), barGlyphs[min(8, lv-below)])
+					rb.cell(p.with(curP(c)), barGlyphs[min(8, lv-below)])
 				case f == 0 && s.bubbl[c] && i == g.rowH-1:
-					rb.cell(st.Bubble+curP(c), bubbleGlyph)
+					rb.cell(st.Bubble.with(curP(c)), bubbleGlyph)
 				default:
 					rb.cell(curP(c), ' ')
 				}
@@ -716,12 +704,12 @@ func (m *timeline) partCell(rb *rowBuf, s *scratch, c int, crit bool, lv int, cu
 	}
 	switch {
 	case crit && m.critical(s.idx[c]):
-		rb.cell(st.Bold+cur, critGlyph)
+		rb.cell(st.Bold.with(cur), critGlyph)
 	case lv > 0:
-		rb.cell(p+cur, barGlyphs[min(8, lv)])
+		rb.cell(p.with(cur), barGlyphs[min(8, lv)])
 	case s.bubbl[c]:
 		// Above the bar, the idle share of a cell that waited part of the time.
-		rb.cell(st.Bubble+cur, bubbleGlyph)
+		rb.cell(st.Bubble.with(cur), bubbleGlyph)
 	default:
 		rb.cell(cur, ' ')
 	}
@@ -761,11 +749,11 @@ func (m *timeline) segment(rb *rowBuf, s *scratch, c, e int, first bool, curP fu
 			if x-c < len(label) {
 				ch = label[x-c]
 			}
-			rb.cell(p+curP(x), ch)
+			rb.cell(p.with(curP(x)), ch)
 		}
 	case cellBubble:
 		for x := c; x < e; x++ {
-			rb.cell(st.Bubble+curP(x), bubbleGlyph)
+			rb.cell(st.Bubble.with(curP(x)), bubbleGlyph)
 		}
 	default:
 		for x := c; x < e; x++ {
