@@ -41,8 +41,8 @@ whether it matches by the one scoring rule (a speed-up: ratio and its logarithm 
 ±25% of the paper's; tokens/s within ±15%; a utilisation within ±0.05); where pimtui does
 not reproduce the paper, the first line of the declared reason. Grids smaller than the
 paper's are marked * and say why. Where an experiment is a curve over batch size, a chart
-redraws it for the preset and its baselines. The full set takes minutes; --list prints the
-experiments without running them.`,
+redraws it for the preset and its baselines. The full set takes about a minute on two
+cores; --list prints the experiments without running them.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("reproduce takes one family or all; pimtui presets lists the families")
