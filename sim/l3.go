@@ -566,6 +566,7 @@ func (p *l3) neoRate(gpu []l3Rep, hostTok float64, host int) float64 {
 	return float64(n) / float64(max(1, t))
 }
 
+// b2i is 1 for true and 0 for false.
 func b2i(b bool) int {
 	if b {
 		return 1

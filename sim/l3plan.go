@@ -346,20 +346,13 @@ func (e *l3Emit) mark(m *l3Mark, l int) {
 	m.aux = m.aux[:0]
 	for i := range e.p.it.n {
 		pd := &e.pend[i]
-		m.aux = append(m.aux, len(e.outs[i]), len(pd.gens), boolInt(pd.ok))
+		m.aux = append(m.aux, len(e.outs[i]), len(pd.gens), b2i(pd.ok))
 		if pd.ok {
 			m.aux = append(m.aux, pd.layer-l)
 		}
 	}
 	m.recv = append(m.recv[:0], e.p.rsRecv...)
 	m.busy = append(m.busy[:0], e.p.rsBusy...)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // layers lays out the gpu work and attention of layers [0, n) and returns how many it

@@ -339,7 +339,7 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 		p.fc[i] = p.gemv(sh[0], sh[1])
 		k := float64(ceilDiv(sh[1], c.MACElems))
 		for b := range p.P {
-			p.fcBank[b] += float64(sh[0]/p.P+btoi(b < sh[0]%p.P)) * k
+			p.fcBank[b] += float64(sh[0]/p.P+b2i(b < sh[0]%p.P)) * k
 		}
 	}
 
@@ -415,13 +415,6 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	}
 	p.outName[pp-1] = "→host→S0"
 	return p, nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // chunks is the K and V chunks one module holds for a request of n tokens, for the stage with
