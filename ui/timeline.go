@@ -96,7 +96,7 @@ func (m *timeline) SetSnapshot(s *sim.Snapshot) {
 		}
 	}
 	// Spans on a lane never overlap; the scheduler emits them in time order, but the
-	// cells below relies on it, so make sure.
+	// column pass in cells relies on it, so make sure.
 	for l := range n {
 		sp := m.byLane[l]
 		for k := 1; k < len(sp); k++ {
