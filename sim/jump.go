@@ -171,9 +171,12 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	if t <= 0 {
 		return sample{}, false
 	}
+	// The sample reads the snapshot's utilisations and load imbalance, which the schedule
+	// and the plan give; with no requests passed, the planner does not measure its KV cache
+	// for a snapshot no one reads.
 	snap := &Snapshot{IterTime: t}
 	snap.Metrics.Util = map[string]float64{}
-	e.sys.observe(snap, s, e.running)
+	e.sys.observe(snap, s, nil)
 	// Room for the planner's decisions too: a few of its own and one per decoding request.
 	// A stretch keeps no signature once it is found, so the next search reuses them.
 	if e.nsig == len(e.sigs) {
@@ -192,7 +195,10 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
 	}
 	for i := range s.Spans {
-		sm.flops += s.Spans[i].FLOPs
+		// As observe sums them: most spans do no FLOPs, and adding 0 leaves the sum as it is.
+		if f := s.Spans[i].FLOPs; f != 0 {
+			sm.flops += f
+		}
 	}
 	for k, v := range snap.Metrics.Util {
 		sm.util[k] = v * float64(t)
