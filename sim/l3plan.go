@@ -273,7 +273,9 @@ func (p *l3) emitter(s *Schedule) *l3Emit {
 			}
 		}
 	}
-	p.bankUsage(it)
+	if !p.cfg.Jump {
+		p.bankUsage(it) // only the bank grid reads it, which a headless run leaves out
+	}
 	return e
 }
 
@@ -705,8 +707,8 @@ func (p *l3) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	busy := s.Busy()
 	u := snap.Metrics.Util
 	var gfl, gby float64
-	for _, sp := range s.Spans {
-		if sp.Lane < p.laneGPU+p.dp {
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Lane < p.laneGPU+p.dp {
 			gfl += sp.FLOPs
 			gby += sp.Bytes
 		}
