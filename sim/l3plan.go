@@ -19,7 +19,7 @@ import (
 // Gen → [prefill attention on the GPU ∥ decode attention in memory] → Proj+FF.
 
 // l3RepOps are one replica's GPU ops of a sub-batch, the same at every layer but for the
-// layer.
+// layer, which each layer writes into them as it lays them out.
 type l3RepOps struct{ ff, gen, pmha, att, lm Op }
 
 type l3Pending struct {
@@ -48,7 +48,8 @@ type l3Emit struct {
 }
 
 // l3ClassOps are one rankset class's decode ops of a sub-batch, the same at every layer
-// but for the layer and, for the attention, the rankset it sits on.
+// but for the layer and, for the attention, the rankset it sits on, which each layer
+// writes into them as it lays them out.
 type l3ClassOps struct{ q, m, o Op }
 
 func (e *l3Emit) sbLabel(i int) int {
@@ -83,7 +84,7 @@ func (e *l3Emit) rankOrder() []int {
 	return e.order
 }
 
-func (e *l3Emit) add(op Op, deps ...int) int { return e.s.Add(op, deps...) }
+func (e *l3Emit) add(op *Op, deps ...int) int { return e.s.add(op, deps) }
 
 func (e *l3Emit) withGens(i int) {
 	for _, g := range e.gen[i] {
@@ -433,22 +434,18 @@ func (e *l3Emit) gpu(i, l int) {
 		c := &e.cost[i][g]
 		if l > 0 {
 			e.ffDeps(i, g)
-			op := c.ff
-			op.Layer = l - 1
-			e.add(op, e.deps...)
+			c.ff.Layer = l - 1
+			e.add(&c.ff, e.deps...)
 		}
-		op := c.gen
-		op.Layer = l
-		e.gen[i][g] = e.add(op)
+		c.gen.Layer = l
+		e.gen[i][g] = e.add(&c.gen)
 		if rp.pre > 0 {
-			op := c.pmha
-			op.Layer = l
-			e.add(op)
+			c.pmha.Layer = l
+			e.add(&c.pmha)
 		}
 		if c.att.Dur > 0 {
-			op := c.att
-			op.Layer = l
-			e.add(op)
+			c.att.Layer = l
+			e.add(&c.att)
 		}
 	}
 }
@@ -476,11 +473,10 @@ func (e *l3Emit) tail(i int) {
 		}
 		c := &e.cost[i][g]
 		e.ffDeps(i, g)
-		op := c.ff
-		op.Layer = p.sh.Layers - 1
-		e.add(op, e.deps...)
+		c.ff.Layer = p.sh.Layers - 1
+		e.add(&c.ff, e.deps...)
 		if c.lm.Dur > 0 {
-			e.add(c.lm)
+			e.add(&c.lm)
 		}
 	}
 }
@@ -507,7 +503,7 @@ func (e *l3Emit) sendPKV(o int, order []int) {
 		e.deps = dropNeg(e.deps)
 		by := p.pkvBytes(tok)
 		op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: pd.layer, SubBatch: e.sbLabel(o)}
-		e.rsBlock[r] = e.add(op, e.deps...)
+		e.rsBlock[r] = e.add(&op, e.deps...)
 		p.rsRecv[r] += op.Dur
 	}
 	pd.ok = false
@@ -550,14 +546,13 @@ func (e *l3Emit) attention(i, l int) {
 					e.withGens(i)
 					e.deps = dropNeg(append(e.deps, e.rsLast[r], e.rsBlock[r]))
 					ops := &e.clsOps[i][c]
-					q, m, o := ops.q, ops.m, ops.o
-					q.Layer, m.Layer, m.Lane, o.Layer = l, l, p.laneAtt+r, l
-					qi := e.add(q, e.deps...)
-					mi := e.add(m, qi)
-					oi := e.add(o, mi)
+					ops.q.Layer, ops.m.Layer, ops.m.Lane, ops.o.Layer = l, l, p.laneAtt+r, l
+					qi := e.add(&ops.q, e.deps...)
+					mi := e.add(&ops.m, qi)
+					oi := e.add(&ops.o, mi)
 					e.rsLast[r], e.rsBlock[r] = mi, -1
-					p.rsRecv[r] += q.Dur
-					p.rsBusy[r] += m.Dur
+					p.rsRecv[r] += ops.q.Dur
+					p.rsBusy[r] += ops.m.Dur
 					e.outs[i] = append(e.outs[i], oi)
 				}
 			}
@@ -576,7 +571,7 @@ func (e *l3Emit) attention(i, l int) {
 		if sb.preTok > 0 {
 			by := p.pkvBytes(sb.preTok)
 			op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
-			pk := e.add(op, e.deps...)
+			pk := e.add(&op, e.deps...)
 			e.syncP[i] = pk
 			for r := range p.nrs {
 				e.rsBlock[r] = pk
@@ -589,7 +584,7 @@ func (e *l3Emit) attention(i, l int) {
 		}
 		by := p.qkvBytes(len(sb.dec))
 		q := Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
-		qi := e.add(q, e.deps...)
+		qi := e.add(&q, e.deps...)
 		e.deps = e.deps[:0]
 		for r := range p.nrs {
 			cl := &sb.rl[l*p.nrs+r]
@@ -599,13 +594,13 @@ func (e *l3Emit) attention(i, l int) {
 				continue
 			}
 			m := p.pimOp(cl, l, lbl, r)
-			mi := e.add(m, qi)
+			mi := e.add(&m, qi)
 			e.rsLast[r] = mi
 			p.rsBusy[r] += m.Dur
 			e.deps = append(e.deps, mi)
 		}
 		ob := p.outBytes(len(sb.dec))
-		e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, e.deps...))
+		e.outs[i] = append(e.outs[i], e.add(&Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, e.deps...))
 	case L3AttnHBMPIM:
 		for g := range p.dp {
 			rp := &sb.reps[g]
@@ -616,7 +611,7 @@ func (e *l3Emit) attention(i, l int) {
 			by := float64(rp.pimTok) * 2 * float64(sh.KVEmbedDev()*sh.Precision)
 			op := Op{Name: "dMHA", Lane: p.laneAtt + g, Dur: rp.pimDur, Bytes: by,
 				FLOPs: 4 * float64(rp.pimTok) * float64(sh.HeadsDev()*sh.HeadDim), Layer: l, SubBatch: lbl}
-			e.outRep[i][g] = e.add(op, e.gen[i][g])
+			e.outRep[i][g] = e.add(&op, e.gen[i][g])
 		}
 	case L3AttnCPU:
 		e.outs[i] = e.outs[i][:0]
@@ -630,19 +625,19 @@ func (e *l3Emit) attention(i, l int) {
 				}
 			}
 			by := p.qkvBytes(n)
-			qi := e.add(Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+			qi := e.add(&Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
 			kb := float64(sb.hostTok) * 2 * float64(sh.KVHeads*sh.HeadDim*sh.Precision)
-			mi := e.add(Op{Name: "dMHA (CPU)", Lane: p.laneAtt, Dur: p.cpuAttnTime(float64(sb.hostTok)), Bytes: kb,
+			mi := e.add(&Op{Name: "dMHA (CPU)", Lane: p.laneAtt, Dur: p.cpuAttnTime(float64(sb.hostTok)), Bytes: kb,
 				FLOPs: 4 * float64(sb.hostTok) * float64(sh.Heads*sh.HeadDim), Layer: l, SubBatch: lbl}, qi)
 			ob := p.outBytes(n)
-			e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, mi))
+			e.outs[i] = append(e.outs[i], e.add(&Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, mi))
 		}
 		if sb.hostPre > 0 {
 			// host-resident prompts: their KV goes to host memory asynchronously
 			e.deps = e.deps[:0]
 			e.withGens(i)
 			by := p.pkvBytes(sb.hostPre)
-			e.add(Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+			e.add(&Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
 		}
 	}
 }
