@@ -86,12 +86,14 @@ func (e *l3Emit) rankOrder() []int {
 
 func (e *l3Emit) add(op *Op, deps ...int) int { return e.s.add(op, deps) }
 
-func (e *l3Emit) withGens(i int) {
-	for _, g := range e.gen[i] {
-		if g >= 0 {
-			e.deps = append(e.deps, g)
+// appendSpans appends to d the indices that name a span (−1 names none).
+func appendSpans(d []int, idx ...int) []int {
+	for _, x := range idx {
+		if x >= 0 {
+			d = append(d, x)
 		}
 	}
+	return d
 }
 
 // costOp is an op of cost c at layer 0.
@@ -453,13 +455,7 @@ func (e *l3Emit) gpu(i, l int) {
 // ffDeps collects what sub-batch i's next Proj+FF on replica g waits for: its attention
 // outputs, and a synchronous prefill-KV transfer.
 func (e *l3Emit) ffDeps(i, g int) {
-	e.deps = append(e.deps[:0], e.outs[i]...)
-	if o := e.outRep[i][g]; o >= 0 {
-		e.deps = append(e.deps, o)
-	}
-	if e.syncP[i] >= 0 {
-		e.deps = append(e.deps, e.syncP[i])
-	}
+	e.deps = appendSpans(append(e.deps[:0], e.outs[i]...), e.outRep[i][g], e.syncP[i])
 }
 
 // tail is the last layer's Proj+FF and the LM head.
@@ -481,7 +477,14 @@ func (e *l3Emit) tail(i int) {
 	}
 }
 
-func mod(a, n int) int { return ((a % n) + n) % n }
+// mod is a modulo n ≥ 1, from 0 to n − 1 whatever a's sign.
+func mod(a, n int) int {
+	m := a % n
+	if m < 0 {
+		m += n
+	}
+	return m
+}
 
 // sendPKV sends sub-batch o's pending prefill KV, one rankset at a time.
 func (e *l3Emit) sendPKV(o int, order []int) {
@@ -493,30 +496,13 @@ func (e *l3Emit) sendPKV(o int, order []int) {
 		if tok == 0 {
 			continue
 		}
-		e.deps = e.deps[:0]
-		for _, g := range pd.gens {
-			if g >= 0 {
-				e.deps = append(e.deps, g)
-			}
-		}
-		e.deps = append(e.deps, e.rsLast[r], e.rsBlock[r])
-		e.deps = dropNeg(e.deps)
+		e.deps = appendSpans(appendSpans(e.deps[:0], pd.gens...), e.rsLast[r], e.rsBlock[r])
 		by := p.pkvBytes(tok)
 		op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: pd.layer, SubBatch: e.sbLabel(o)}
 		e.rsBlock[r] = e.add(&op, e.deps...)
 		p.rsRecv[r] += op.Dur
 	}
 	pd.ok = false
-}
-
-func dropNeg(d []int) []int {
-	out := d[:0]
-	for _, x := range d {
-		if x >= 0 {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // attention emits sub-batch i's decode attention of layer l and its transfers.
@@ -537,14 +523,15 @@ func (e *l3Emit) attention(i, l int) {
 				e.sendPKV(o, e.rankOrder())
 			}
 			if len(sb.dec) > 0 {
+				// Every rankset's QKV waits for the sub-batch's Gens, then for the rankset.
+				e.deps = appendSpans(e.deps[:0], e.gen[i]...)
+				gens := len(e.deps)
 				for _, r := range e.rankOrder() {
 					c := mod(r-l, p.nrs)
 					if sb.cls[c].cnt == 0 {
 						continue
 					}
-					e.deps = e.deps[:0]
-					e.withGens(i)
-					e.deps = dropNeg(append(e.deps, e.rsLast[r], e.rsBlock[r]))
+					e.deps = appendSpans(e.deps[:gens], e.rsLast[r], e.rsBlock[r])
 					ops := &e.clsOps[i][c]
 					ops.q.Layer, ops.m.Layer, ops.m.Lane, ops.o.Layer = l, l, p.laneAtt+r, l
 					qi := e.add(&ops.q, e.deps...)
@@ -564,9 +551,7 @@ func (e *l3Emit) attention(i, l int) {
 		// A monolithic DIMM pool alternates between communication and computation: every
 		// transfer waits for every rankset and stops them all; the prefill KV is sent
 		// synchronously, so the GPU's next Proj+FF waits for it.
-		e.deps = e.deps[:0]
-		e.withGens(i)
-		e.deps = dropNeg(append(append(e.deps, e.rsLast...), e.rsBlock...))
+		e.deps = appendSpans(appendSpans(appendSpans(e.deps[:0], e.gen[i]...), e.rsLast...), e.rsBlock...)
 		e.syncP[i] = -1
 		if sb.preTok > 0 {
 			by := p.pkvBytes(sb.preTok)
@@ -616,8 +601,7 @@ func (e *l3Emit) attention(i, l int) {
 	case L3AttnCPU:
 		e.outs[i] = e.outs[i][:0]
 		if sb.hostTok > 0 {
-			e.deps = e.deps[:0]
-			e.withGens(i)
+			e.deps = appendSpans(e.deps[:0], e.gen[i]...)
 			n := 0
 			for _, r := range sb.dec {
 				if r.Loc >= p.dp {
@@ -634,8 +618,7 @@ func (e *l3Emit) attention(i, l int) {
 		}
 		if sb.hostPre > 0 {
 			// host-resident prompts: their KV goes to host memory asynchronously
-			e.deps = e.deps[:0]
-			e.withGens(i)
+			e.deps = appendSpans(e.deps[:0], e.gen[i]...)
 			by := p.pkvBytes(sb.hostPre)
 			e.add(&Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
 		}
