@@ -172,6 +172,53 @@ func TestTokenBalancedSplit(t *testing.T) {
 	}
 }
 
+// The split reuses its order for a batch whose lengths all grew alike (ties, broken by ID,
+// stay ties) and sorts again when one grew otherwise: each time it splits as a planner
+// that never split before.
+func TestSplitOfGrownBatch(t *testing.T) {
+	c := testL3()
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec []*Request
+	for i, n := range []int{3000, 2000, 3000, 5000, 4000, 2000, 4990, 3000} {
+		dec = append(dec, &Request{ID: 10 - i, InputLen: n, OutputLen: 100, Status: Running, Loc: 0})
+	}
+	split := func(p *l3) [2][]int {
+		p.it.reset(p)
+		p.split(dec)
+		var ids [2][]int
+		for i := range 2 {
+			for _, r := range p.it.sb[i].dec {
+				ids[i] = append(ids[i], r.ID)
+			}
+		}
+		return ids
+	}
+	split(p)
+	for step, grow := range []func(){
+		func() { // all alike
+			for _, r := range dec {
+				r.Generated += 7
+			}
+		},
+		func() { dec[3].Generated -= 20 }, // the longest falls behind the 4990
+	} {
+		grow()
+		fresh, err := newL3(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range dec { // the same rankset classes as p's
+			*fresh.state(r) = *p.state(r)
+		}
+		if got, want := split(p), split(fresh); !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: split %v, a fresh planner's %v", step, got, want)
+		}
+	}
+}
+
 // The L3 scheduler chunks in multiples of 16 and carries a chunked prompt over iterations
 // until it has run; every request still completes.
 func TestChunkedPrefillCarriesOver(t *testing.T) {
