@@ -335,10 +335,12 @@ func (s *Schedule) Repeat(a, b Mark, n int) bool {
 		return false
 	}
 	for i := b.spans; i < now.spans; i++ {
+		// Field by field, the times first: a period that did not lay out as the one before
+		// it shows it there, and the op need not be copied to be compared.
 		x, y := &s.Spans[i-p], &s.Spans[i]
-		op := x.Op
-		op.Stage, op.Layer = op.Stage+dStage, op.Layer+dLayer
-		if y.Op != op || y.Start != x.Start+dt || y.By != shiftIndex(x.By, p) {
+		if y.Start != x.Start+dt || y.By != shiftIndex(x.By, p) || y.Lane != x.Lane || y.Dur != x.Dur ||
+			y.Stage != x.Stage+dStage || y.Layer != x.Layer+dLayer || y.SubBatch != x.SubBatch ||
+			y.FLOPs != x.FLOPs || y.Bytes != x.Bytes || y.Name != x.Name {
 			return false
 		}
 	}
