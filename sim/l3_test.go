@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -761,7 +762,7 @@ func TestL3LayersCopiedAsLaidOut(t *testing.T) {
 		layout := func(per int) (*Schedule, []Time, []Time, int) {
 			s := NewSchedule(p.lane, 0, 0)
 			em := p.emitter(s)
-			copied := em.layers(p.sh.Layers, per)
+			copied := em.layers(p.sh.Layers, per, l3Cycle)
 			em.close()
 			s.Finish()
 			return s, slices.Clone(p.rsBusy), slices.Clone(p.rsRecv), copied
@@ -781,5 +782,47 @@ func TestL3LayersCopiedAsLaidOut(t *testing.T) {
 		if (copied > 0) != (m.per > 0) {
 			t.Errorf("%s: %d layers copied over 60 iterations, want some exactly where the layers repeat", m.name, copied)
 		}
+	}
+}
+
+// A layout may repeat only every few periods of layers, as the GPUs and the ranksets take
+// turns holding each other up; copied by units of up to l3Cycle periods, it is still the
+// layout laid out layer by layer, and some batches copy more layers so than by single
+// periods.
+func TestL3LayersCopiedByCycles(t *testing.T) {
+	c := testL3()
+	c.Model, c.TP = l3OPT66B, 2
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.sys.(*l3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	more := 0
+	for trial := range 100 {
+		var dec []*Request
+		for i := range 20 + rng.IntN(80) {
+			dec = append(dec, &Request{ID: i + 1, InputLen: 100 + rng.IntN(15000), OutputLen: 1 << 20, Status: Running, Loc: 0})
+		}
+		layout := func(per, cycle int) (*Schedule, []Time, []Time, int) {
+			s := NewSchedule(p.lane, 0, 0)
+			p.buildFixed(dec, nil)
+			em := p.emitter(s)
+			copied := em.layers(p.sh.Layers, per, cycle)
+			em.close()
+			s.Finish()
+			return s, slices.Clone(p.rsBusy), slices.Clone(p.rsRecv), copied
+		}
+		a, busyA, recvA, n := layout(p.layerPeriod(), l3Cycle)
+		b, busyB, recvB, _ := layout(0, 0)
+		if !reflect.DeepEqual(a, b) || !slices.Equal(busyA, busyB) || !slices.Equal(recvA, recvB) {
+			t.Fatalf("batch %d: the layers copied by cycles differ from the layers laid out one by one", trial)
+		}
+		if _, _, _, one := layout(p.layerPeriod(), 1); n > one {
+			more++
+		}
+	}
+	if more == 0 {
+		t.Error("no batch copied more layers by cycles of periods than by single periods")
 	}
 }

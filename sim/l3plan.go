@@ -44,7 +44,7 @@ type l3Emit struct {
 	deps    []int
 	pname   [2]string
 	clsOps  [2][]l3ClassOps // per sub-batch and rankset class (rankset-exclusive transfers)
-	marks   [3]l3Mark       // layers' scratch
+	marks   []l3Mark        // layers' scratch: the state before each period
 }
 
 // l3ClassOps are one rankset class's decode ops of a sub-batch, the same at every layer
@@ -219,7 +219,7 @@ func (p *l3) trial(i int) Time {
 // emit lays the planned iteration's operations out on s.
 func (p *l3) emit(s *Schedule) {
 	e := p.emitter(s)
-	e.layers(p.sh.Layers, p.layerPeriod())
+	e.layers(p.sh.Layers, p.layerPeriod(), l3Cycle)
 	e.close()
 }
 
@@ -368,29 +368,25 @@ func (e *l3Emit) mark(m *l3Mark, l int) {
 // further period would lay out the same moved on again, so they are copies, and the
 // references, the pending prefill KV's layer and the ranksets' times move on by as many
 // periods.
-func (e *l3Emit) layers(n, per int) (copied int) {
+//
+// The layout may settle into a pattern that repeats only every few periods, as the GPUs
+// and the ranksets, each at its own pace, take turns holding the other up (in max-plus
+// terms, the schedule's cyclicity): so at every period the last one, two, … cycle periods
+// are each tried as the repeating unit.
+func (e *l3Emit) layers(n, per, cycle int) (copied int) {
 	l := 0
 	if per > 0 {
-		m := &e.marks // the state before the period before last, the last period, now
-		for ; l+per <= n; l += per {
-			prev, last, now := &m[(l/per+1)%3], &m[(l/per+2)%3], &m[(l/per)%3]
-			e.mark(now, l)
-			if k := (n - l) / per; l >= 2*per && e.moved(last, now) && e.s.Repeat(prev.at, last.at, k) {
-				d := now.at.spans - last.at.spans
-				e.refs(func(x *int) { *x = shiftIndex(*x, k*d) })
-				for i := range e.p.it.n {
-					e.pend[i].layer += k * per
-				}
-				for r := range e.p.rsRecv {
-					e.p.rsRecv[r] += Time(k) * (now.recv[r] - last.recv[r])
-					e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
-				}
-				l += k * per
-				copied = k * per
+		if len(e.marks) <= n/per {
+			e.marks = append(e.marks, make([]l3Mark, n/per+1-len(e.marks))...)
+		}
+		for j := 0; l+per <= n; j, l = j+1, l+per {
+			e.mark(&e.marks[j], l)
+			if copied = e.repeat(j, l, n, per, cycle); copied > 0 {
+				l += copied
 				break
 			}
-			for j := l; j < l+per; j++ {
-				e.layer(j)
+			for x := l; x < l+per; x++ {
+				e.layer(x)
 			}
 		}
 	}
@@ -398,6 +394,36 @@ func (e *l3Emit) layers(n, per int) (copied int) {
 		e.layer(l)
 	}
 	return copied
+}
+
+// l3Cycle is the most periods of layers an iteration's layout tries as one repeating unit.
+// In whole runs on OPT-66B a unit of three periods copies layers in about half the layouts
+// a single period leaves to be laid out; longer units ran no faster.
+const l3Cycle = 3
+
+// repeat copies as many units of m periods as fit in the layers from l (period j) to n,
+// for the fewest periods m ≤ cycle whose last unit laid out as the unit before it moved
+// on, and returns how many layers it copied (0: none).
+func (e *l3Emit) repeat(j, l, n, per, cycle int) int {
+	now := &e.marks[j]
+	for m := 1; m <= cycle && j >= 2*m; m++ {
+		prev, last := &e.marks[j-2*m], &e.marks[j-m]
+		k := (n - l) / (m * per)
+		if k == 0 || !e.moved(last, now) || !e.s.Repeat(prev.at, last.at, k) {
+			continue
+		}
+		d := now.at.spans - last.at.spans
+		e.refs(func(x *int) { *x = shiftIndex(*x, k*d) })
+		for i := range e.p.it.n {
+			e.pend[i].layer += k * m * per
+		}
+		for r := range e.p.rsRecv {
+			e.p.rsRecv[r] += Time(k) * (now.recv[r] - last.recv[r])
+			e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
+		}
+		return k * m * per
+	}
+	return 0
 }
 
 // moved reports whether the state now is the state last moved on by the spans between
