@@ -137,7 +137,9 @@ type flat struct {
 // signature is what must not change over a stretch for its times to be affine: each
 // span's lane and what set its start, each bubble's lane, cause and awaited span, and the
 // critical path. sampleAt gives it a buffer with room for the planner's decisions too.
-func signature(s *Schedule, buf []int32) []int32 {
+// It also returns the spans' FLOPs, summed in the same pass over the spans as observe
+// sums them (most spans do none, and adding 0 leaves the sum as it is).
+func signature(s *Schedule, buf []int32) (sig []int32, flops float64) {
 	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical); cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
@@ -145,6 +147,9 @@ func signature(s *Schedule, buf []int32) []int32 {
 	for i := range s.Spans {
 		sp := &s.Spans[i]
 		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
+		if sp.FLOPs != 0 {
+			flops += sp.FLOPs
+		}
 	}
 	for i := range s.Bubbles {
 		b := &s.Bubbles[i]
@@ -153,7 +158,7 @@ func signature(s *Schedule, buf []int32) []int32 {
 	for _, c := range s.Critical {
 		buf = append(buf, int32(c))
 	}
-	return buf
+	return buf, flops
 }
 
 // sampleAt probes the planner shift iterations on and measures the iteration as observe
@@ -188,19 +193,14 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + len(decode) + 8; cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
-	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
-		sig: j.decided(signature(s, buf)), spans: len(s.Spans)}
+	sig, flops := signature(s, buf)
+	sm := sample{t: t, flops: flops, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
+		sig: j.decided(sig), spans: len(s.Spans)}
 	e.sigs[e.nsig] = sm.sig
 	e.nsig++
 	if snap.Metrics.LoadImbalance > 0 {
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
-	}
-	for i := range s.Spans {
-		// As observe sums them: most spans do no FLOPs, and adding 0 leaves the sum as it is.
-		if f := s.Spans[i].FLOPs; f != 0 {
-			sm.flops += f
-		}
 	}
 	for k, v := range snap.Metrics.Util {
 		sm.util[k] = v * float64(t)
