@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"bytes"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // Event jumps. Between two events (an admission, a retirement, a preemption, a prompt, a
@@ -135,7 +137,9 @@ type flat struct {
 // signature is what must not change over a stretch for its times to be affine: each
 // span's lane and what set its start, each bubble's lane, cause and awaited span, and the
 // critical path. sampleAt gives it a buffer with room for the planner's decisions too.
-func signature(s *Schedule, buf []int32) []int32 {
+// It also returns the spans' FLOPs, summed in the same pass over the spans as observe
+// sums them (most spans do none, and adding 0 leaves the sum as it is).
+func signature(s *Schedule, buf []int32) (sig []int32, flops float64) {
 	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical); cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
@@ -143,6 +147,9 @@ func signature(s *Schedule, buf []int32) []int32 {
 	for i := range s.Spans {
 		sp := &s.Spans[i]
 		buf = append(buf, int32(sp.Lane), int32(sp.By), int32(sp.Stage))
+		if sp.FLOPs != 0 {
+			flops += sp.FLOPs
+		}
 	}
 	for i := range s.Bubbles {
 		b := &s.Bubbles[i]
@@ -151,7 +158,7 @@ func signature(s *Schedule, buf []int32) []int32 {
 	for _, c := range s.Critical {
 		buf = append(buf, int32(c))
 	}
-	return buf
+	return buf, flops
 }
 
 // sampleAt probes the planner shift iterations on and measures the iteration as observe
@@ -171,9 +178,12 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	if t <= 0 {
 		return sample{}, false
 	}
+	// The sample reads the snapshot's utilisations and load imbalance, which the schedule
+	// and the plan give; with no requests passed, the planner does not measure its KV cache
+	// for a snapshot no one reads.
 	snap := &Snapshot{IterTime: t}
 	snap.Metrics.Util = map[string]float64{}
-	e.sys.observe(snap, s, e.running)
+	e.sys.observe(snap, s, nil)
 	// Room for the planner's decisions too: a few of its own and one per decoding request.
 	// A stretch keeps no signature once it is found, so the next search reuses them.
 	if e.nsig == len(e.sigs) {
@@ -183,16 +193,14 @@ func (e *Engine) sampleAt(j jumper, decode []*Request, shift int, kvStall bool) 
 	if n := 3 + 3*(len(s.Spans)+len(s.Bubbles)) + len(s.Critical) + len(decode) + 8; cap(buf) < n {
 		buf = make([]int32, 0, n)
 	}
-	sm := sample{t: t, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
-		sig: j.decided(signature(s, buf)), spans: len(s.Spans)}
+	sig, flops := signature(s, buf)
+	sm := sample{t: t, flops: flops, util: map[string]float64{}, bubble: map[string]float64{}, cause: map[string]Causes{},
+		sig: j.decided(sig), spans: len(s.Spans)}
 	e.sigs[e.nsig] = sm.sig
 	e.nsig++
 	if snap.Metrics.LoadImbalance > 0 {
 		top, mean, at := j.balance()
 		sm.top, sm.mean, sm.sig = top, mean, append(sm.sig, int32(at))
-	}
-	for i := range s.Spans {
-		sm.flops += s.Spans[i].FLOPs
 	}
 	for k, v := range snap.Metrics.Util {
 		sm.util[k] = v * float64(t)
@@ -248,7 +256,7 @@ func onPlane(a, b, c, m sample, f, g float64) bool {
 // sameShape reports whether two samples have the same schedule shape and decisions and
 // report the same metrics.
 func sameShape(a, b sample) bool {
-	if !slices.Equal(a.sig, b.sig) || (a.mean > 0) != (b.mean > 0) || len(a.util) != len(b.util) ||
+	if !sameSig(a.sig, b.sig) || (a.mean > 0) != (b.mean > 0) || len(a.util) != len(b.util) ||
 		len(a.bubble) != len(b.bubble) || len(a.cause) != len(b.cause) {
 		return false
 	}
@@ -265,6 +273,18 @@ func sameShape(a, b sample) bool {
 		}
 	}
 	return true
+}
+
+// sameSig reports whether two signatures are equal. They run to thousands of numbers and
+// are compared several times a probe, so they are compared as the bytes they occupy,
+// which the runtime compares many at a time, where slices.Equal would compare one number
+// at a time.
+func sameSig(a, b []int32) bool {
+	return len(a) == len(b) && bytes.Equal(int32Bytes(a), int32Bytes(b))
+}
+
+func int32Bytes(x []int32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
 }
 
 // plainDecode is the iteration's decode batch when every running request is decoding and

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -169,6 +170,53 @@ func TestTokenBalancedSplit(t *testing.T) {
 	}
 	if p.it.sb[0].decTok != 7000 || p.it.sb[1].decTok != 7000 {
 		t.Fatalf("tokens %d / %d", p.it.sb[0].decTok, p.it.sb[1].decTok)
+	}
+}
+
+// The split reuses its order for a batch whose lengths all grew alike (ties, broken by ID,
+// stay ties) and sorts again when one grew otherwise: each time it splits as a planner
+// that never split before.
+func TestSplitOfGrownBatch(t *testing.T) {
+	c := testL3()
+	p, err := newL3(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec []*Request
+	for i, n := range []int{3000, 2000, 3000, 5000, 4000, 2000, 4990, 3000} {
+		dec = append(dec, &Request{ID: 10 - i, InputLen: n, OutputLen: 100, Status: Running, Loc: 0})
+	}
+	split := func(p *l3) [2][]int {
+		p.it.reset(p)
+		p.split(dec)
+		var ids [2][]int
+		for i := range 2 {
+			for _, r := range p.it.sb[i].dec {
+				ids[i] = append(ids[i], r.ID)
+			}
+		}
+		return ids
+	}
+	split(p)
+	for step, grow := range []func(){
+		func() { // all alike
+			for _, r := range dec {
+				r.Generated += 7
+			}
+		},
+		func() { dec[3].Generated -= 20 }, // the longest falls behind the 4990
+	} {
+		grow()
+		fresh, err := newL3(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range dec { // the same rankset classes as p's
+			*fresh.state(r) = *p.state(r)
+		}
+		if got, want := split(p), split(fresh); !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: split %v, a fresh planner's %v", step, got, want)
+		}
 	}
 }
 
@@ -714,7 +762,7 @@ func TestL3LayersCopiedAsLaidOut(t *testing.T) {
 		layout := func(per int) (*Schedule, []Time, []Time, int) {
 			s := NewSchedule(p.lane, 0, 0)
 			em := p.emitter(s)
-			copied := em.layers(p.sh.Layers, per)
+			copied := em.layers(p.sh.Layers, per, l3Cycle)
 			em.close()
 			s.Finish()
 			return s, slices.Clone(p.rsBusy), slices.Clone(p.rsRecv), copied
@@ -734,5 +782,47 @@ func TestL3LayersCopiedAsLaidOut(t *testing.T) {
 		if (copied > 0) != (m.per > 0) {
 			t.Errorf("%s: %d layers copied over 60 iterations, want some exactly where the layers repeat", m.name, copied)
 		}
+	}
+}
+
+// A layout may repeat only every few periods of layers, as the GPUs and the ranksets take
+// turns holding each other up; copied by units of up to l3Cycle periods, it is still the
+// layout laid out layer by layer, and some batches copy more layers so than by single
+// periods.
+func TestL3LayersCopiedByCycles(t *testing.T) {
+	c := testL3()
+	c.Model, c.TP = l3OPT66B, 2
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.sys.(*l3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	more := 0
+	for trial := range 100 {
+		var dec []*Request
+		for i := range 20 + rng.IntN(80) {
+			dec = append(dec, &Request{ID: i + 1, InputLen: 100 + rng.IntN(15000), OutputLen: 1 << 20, Status: Running, Loc: 0})
+		}
+		layout := func(per, cycle int) (*Schedule, []Time, []Time, int) {
+			s := NewSchedule(p.lane, 0, 0)
+			p.buildFixed(dec, nil)
+			em := p.emitter(s)
+			copied := em.layers(p.sh.Layers, per, cycle)
+			em.close()
+			s.Finish()
+			return s, slices.Clone(p.rsBusy), slices.Clone(p.rsRecv), copied
+		}
+		a, busyA, recvA, n := layout(p.layerPeriod(), l3Cycle)
+		b, busyB, recvB, _ := layout(0, 0)
+		if !reflect.DeepEqual(a, b) || !slices.Equal(busyA, busyB) || !slices.Equal(recvA, recvB) {
+			t.Fatalf("batch %d: the layers copied by cycles differ from the layers laid out one by one", trial)
+		}
+		if _, _, _, one := layout(p.layerPeriod(), 1); n > one {
+			more++
+		}
+	}
+	if more == 0 {
+		t.Error("no batch copied more layers by cycles of periods than by single periods")
 	}
 }

@@ -19,7 +19,7 @@ import (
 // Gen → [prefill attention on the GPU ∥ decode attention in memory] → Proj+FF.
 
 // l3RepOps are one replica's GPU ops of a sub-batch, the same at every layer but for the
-// layer.
+// layer, which each layer writes into them as it lays them out.
 type l3RepOps struct{ ff, gen, pmha, att, lm Op }
 
 type l3Pending struct {
@@ -44,11 +44,12 @@ type l3Emit struct {
 	deps    []int
 	pname   [2]string
 	clsOps  [2][]l3ClassOps // per sub-batch and rankset class (rankset-exclusive transfers)
-	marks   [3]l3Mark       // layers' scratch
+	marks   []l3Mark        // layers' scratch: the state before each period
 }
 
 // l3ClassOps are one rankset class's decode ops of a sub-batch, the same at every layer
-// but for the layer and, for the attention, the rankset it sits on.
+// but for the layer and, for the attention, the rankset it sits on, which each layer
+// writes into them as it lays them out.
 type l3ClassOps struct{ q, m, o Op }
 
 func (e *l3Emit) sbLabel(i int) int {
@@ -83,14 +84,16 @@ func (e *l3Emit) rankOrder() []int {
 	return e.order
 }
 
-func (e *l3Emit) add(op Op, deps ...int) int { return e.s.Add(op, deps...) }
+func (e *l3Emit) add(op *Op, deps ...int) int { return e.s.add(op, deps) }
 
-func (e *l3Emit) withGens(i int) {
-	for _, g := range e.gen[i] {
-		if g >= 0 {
-			e.deps = append(e.deps, g)
+// appendSpans appends to d the indices that name a span (−1 names none).
+func appendSpans(d []int, idx ...int) []int {
+	for _, x := range idx {
+		if x >= 0 {
+			d = append(d, x)
 		}
 	}
+	return d
 }
 
 // costOp is an op of cost c at layer 0.
@@ -216,7 +219,7 @@ func (p *l3) trial(i int) Time {
 // emit lays the planned iteration's operations out on s.
 func (p *l3) emit(s *Schedule) {
 	e := p.emitter(s)
-	e.layers(p.sh.Layers, p.layerPeriod())
+	e.layers(p.sh.Layers, p.layerPeriod(), l3Cycle)
 	e.close()
 }
 
@@ -273,7 +276,9 @@ func (p *l3) emitter(s *Schedule) *l3Emit {
 			}
 		}
 	}
-	p.bankUsage(it)
+	if !p.cfg.Jump {
+		p.bankUsage(it) // only the bank grid reads it, which a headless run leaves out
+	}
 	return e
 }
 
@@ -363,29 +368,25 @@ func (e *l3Emit) mark(m *l3Mark, l int) {
 // further period would lay out the same moved on again, so they are copies, and the
 // references, the pending prefill KV's layer and the ranksets' times move on by as many
 // periods.
-func (e *l3Emit) layers(n, per int) (copied int) {
+//
+// The layout may settle into a pattern that repeats only every few periods, as the GPUs
+// and the ranksets, each at its own pace, take turns holding the other up (in max-plus
+// terms, the schedule's cyclicity): so at every period the last one, two, … cycle periods
+// are each tried as the repeating unit.
+func (e *l3Emit) layers(n, per, cycle int) (copied int) {
 	l := 0
 	if per > 0 {
-		m := &e.marks // the state before the period before last, the last period, now
-		for ; l+per <= n; l += per {
-			prev, last, now := &m[(l/per+1)%3], &m[(l/per+2)%3], &m[(l/per)%3]
-			e.mark(now, l)
-			if k := (n - l) / per; l >= 2*per && e.moved(last, now) && e.s.Repeat(prev.at, last.at, k) {
-				d := now.at.spans - last.at.spans
-				e.refs(func(x *int) { *x = shiftIndex(*x, k*d) })
-				for i := range e.p.it.n {
-					e.pend[i].layer += k * per
-				}
-				for r := range e.p.rsRecv {
-					e.p.rsRecv[r] += Time(k) * (now.recv[r] - last.recv[r])
-					e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
-				}
-				l += k * per
-				copied = k * per
+		if len(e.marks) <= n/per {
+			e.marks = append(e.marks, make([]l3Mark, n/per+1-len(e.marks))...)
+		}
+		for j := 0; l+per <= n; j, l = j+1, l+per {
+			e.mark(&e.marks[j], l)
+			if copied = e.repeat(j, l, n, per, cycle); copied > 0 {
+				l += copied
 				break
 			}
-			for j := l; j < l+per; j++ {
-				e.layer(j)
+			for x := l; x < l+per; x++ {
+				e.layer(x)
 			}
 		}
 	}
@@ -393,6 +394,36 @@ func (e *l3Emit) layers(n, per int) (copied int) {
 		e.layer(l)
 	}
 	return copied
+}
+
+// l3Cycle is the most periods of layers an iteration's layout tries as one repeating unit.
+// In whole runs on OPT-66B a unit of three periods copies layers in about half the layouts
+// a single period leaves to be laid out; longer units ran no faster.
+const l3Cycle = 3
+
+// repeat copies as many units of m periods as fit in the layers from l (period j) to n,
+// for the fewest periods m ≤ cycle whose last unit laid out as the unit before it moved
+// on, and returns how many layers it copied (0: none).
+func (e *l3Emit) repeat(j, l, n, per, cycle int) int {
+	now := &e.marks[j]
+	for m := 1; m <= cycle && j >= 2*m; m++ {
+		prev, last := &e.marks[j-2*m], &e.marks[j-m]
+		k := (n - l) / (m * per)
+		if k == 0 || !e.moved(last, now) || !e.s.Repeat(prev.at, last.at, k) {
+			continue
+		}
+		d := now.at.spans - last.at.spans
+		e.refs(func(x *int) { *x = shiftIndex(*x, k*d) })
+		for i := range e.p.it.n {
+			e.pend[i].layer += k * m * per
+		}
+		for r := range e.p.rsRecv {
+			e.p.rsRecv[r] += Time(k) * (now.recv[r] - last.recv[r])
+			e.p.rsBusy[r] += Time(k) * (now.busy[r] - last.busy[r])
+		}
+		return k * m * per
+	}
+	return 0
 }
 
 // moved reports whether the state now is the state last moved on by the spans between
@@ -431,22 +462,18 @@ func (e *l3Emit) gpu(i, l int) {
 		c := &e.cost[i][g]
 		if l > 0 {
 			e.ffDeps(i, g)
-			op := c.ff
-			op.Layer = l - 1
-			e.add(op, e.deps...)
+			c.ff.Layer = l - 1
+			e.add(&c.ff, e.deps...)
 		}
-		op := c.gen
-		op.Layer = l
-		e.gen[i][g] = e.add(op)
+		c.gen.Layer = l
+		e.gen[i][g] = e.add(&c.gen)
 		if rp.pre > 0 {
-			op := c.pmha
-			op.Layer = l
-			e.add(op)
+			c.pmha.Layer = l
+			e.add(&c.pmha)
 		}
 		if c.att.Dur > 0 {
-			op := c.att
-			op.Layer = l
-			e.add(op)
+			c.att.Layer = l
+			e.add(&c.att)
 		}
 	}
 }
@@ -454,13 +481,7 @@ func (e *l3Emit) gpu(i, l int) {
 // ffDeps collects what sub-batch i's next Proj+FF on replica g waits for: its attention
 // outputs, and a synchronous prefill-KV transfer.
 func (e *l3Emit) ffDeps(i, g int) {
-	e.deps = append(e.deps[:0], e.outs[i]...)
-	if o := e.outRep[i][g]; o >= 0 {
-		e.deps = append(e.deps, o)
-	}
-	if e.syncP[i] >= 0 {
-		e.deps = append(e.deps, e.syncP[i])
-	}
+	e.deps = appendSpans(append(e.deps[:0], e.outs[i]...), e.outRep[i][g], e.syncP[i])
 }
 
 // tail is the last layer's Proj+FF and the LM head.
@@ -474,16 +495,22 @@ func (e *l3Emit) tail(i int) {
 		}
 		c := &e.cost[i][g]
 		e.ffDeps(i, g)
-		op := c.ff
-		op.Layer = p.sh.Layers - 1
-		e.add(op, e.deps...)
+		c.ff.Layer = p.sh.Layers - 1
+		e.add(&c.ff, e.deps...)
 		if c.lm.Dur > 0 {
-			e.add(c.lm)
+			e.add(&c.lm)
 		}
 	}
 }
 
-func mod(a, n int) int { return ((a % n) + n) % n }
+// mod is a modulo n ≥ 1, from 0 to n − 1 whatever a's sign.
+func mod(a, n int) int {
+	m := a % n
+	if m < 0 {
+		m += n
+	}
+	return m
+}
 
 // sendPKV sends sub-batch o's pending prefill KV, one rankset at a time.
 func (e *l3Emit) sendPKV(o int, order []int) {
@@ -495,30 +522,13 @@ func (e *l3Emit) sendPKV(o int, order []int) {
 		if tok == 0 {
 			continue
 		}
-		e.deps = e.deps[:0]
-		for _, g := range pd.gens {
-			if g >= 0 {
-				e.deps = append(e.deps, g)
-			}
-		}
-		e.deps = append(e.deps, e.rsLast[r], e.rsBlock[r])
-		e.deps = dropNeg(e.deps)
+		e.deps = appendSpans(appendSpans(e.deps[:0], pd.gens...), e.rsLast[r], e.rsBlock[r])
 		by := p.pkvBytes(tok)
 		op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: pd.layer, SubBatch: e.sbLabel(o)}
-		e.rsBlock[r] = e.add(op, e.deps...)
+		e.rsBlock[r] = e.add(&op, e.deps...)
 		p.rsRecv[r] += op.Dur
 	}
 	pd.ok = false
-}
-
-func dropNeg(d []int) []int {
-	out := d[:0]
-	for _, x := range d {
-		if x >= 0 {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // attention emits sub-batch i's decode attention of layer l and its transfers.
@@ -539,23 +549,23 @@ func (e *l3Emit) attention(i, l int) {
 				e.sendPKV(o, e.rankOrder())
 			}
 			if len(sb.dec) > 0 {
+				// Every rankset's QKV waits for the sub-batch's Gens, then for the rankset.
+				e.deps = appendSpans(e.deps[:0], e.gen[i]...)
+				gens := len(e.deps)
 				for _, r := range e.rankOrder() {
 					c := mod(r-l, p.nrs)
 					if sb.cls[c].cnt == 0 {
 						continue
 					}
-					e.deps = e.deps[:0]
-					e.withGens(i)
-					e.deps = dropNeg(append(e.deps, e.rsLast[r], e.rsBlock[r]))
+					e.deps = appendSpans(e.deps[:gens], e.rsLast[r], e.rsBlock[r])
 					ops := &e.clsOps[i][c]
-					q, m, o := ops.q, ops.m, ops.o
-					q.Layer, m.Layer, m.Lane, o.Layer = l, l, p.laneAtt+r, l
-					qi := e.add(q, e.deps...)
-					mi := e.add(m, qi)
-					oi := e.add(o, mi)
+					ops.q.Layer, ops.m.Layer, ops.m.Lane, ops.o.Layer = l, l, p.laneAtt+r, l
+					qi := e.add(&ops.q, e.deps...)
+					mi := e.add(&ops.m, qi)
+					oi := e.add(&ops.o, mi)
 					e.rsLast[r], e.rsBlock[r] = mi, -1
-					p.rsRecv[r] += q.Dur
-					p.rsBusy[r] += m.Dur
+					p.rsRecv[r] += ops.q.Dur
+					p.rsBusy[r] += ops.m.Dur
 					e.outs[i] = append(e.outs[i], oi)
 				}
 			}
@@ -567,14 +577,12 @@ func (e *l3Emit) attention(i, l int) {
 		// A monolithic DIMM pool alternates between communication and computation: every
 		// transfer waits for every rankset and stops them all; the prefill KV is sent
 		// synchronously, so the GPU's next Proj+FF waits for it.
-		e.deps = e.deps[:0]
-		e.withGens(i)
-		e.deps = dropNeg(append(append(e.deps, e.rsLast...), e.rsBlock...))
+		e.deps = appendSpans(appendSpans(appendSpans(e.deps[:0], e.gen[i]...), e.rsLast...), e.rsBlock...)
 		e.syncP[i] = -1
 		if sb.preTok > 0 {
 			by := p.pkvBytes(sb.preTok)
 			op := Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
-			pk := e.add(op, e.deps...)
+			pk := e.add(&op, e.deps...)
 			e.syncP[i] = pk
 			for r := range p.nrs {
 				e.rsBlock[r] = pk
@@ -587,7 +595,7 @@ func (e *l3Emit) attention(i, l int) {
 		}
 		by := p.qkvBytes(len(sb.dec))
 		q := Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}
-		qi := e.add(q, e.deps...)
+		qi := e.add(&q, e.deps...)
 		e.deps = e.deps[:0]
 		for r := range p.nrs {
 			cl := &sb.rl[l*p.nrs+r]
@@ -597,13 +605,13 @@ func (e *l3Emit) attention(i, l int) {
 				continue
 			}
 			m := p.pimOp(cl, l, lbl, r)
-			mi := e.add(m, qi)
+			mi := e.add(&m, qi)
 			e.rsLast[r] = mi
 			p.rsBusy[r] += m.Dur
 			e.deps = append(e.deps, mi)
 		}
 		ob := p.outBytes(len(sb.dec))
-		e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, e.deps...))
+		e.outs[i] = append(e.outs[i], e.add(&Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, e.deps...))
 	case L3AttnHBMPIM:
 		for g := range p.dp {
 			rp := &sb.reps[g]
@@ -614,13 +622,12 @@ func (e *l3Emit) attention(i, l int) {
 			by := float64(rp.pimTok) * 2 * float64(sh.KVEmbedDev()*sh.Precision)
 			op := Op{Name: "dMHA", Lane: p.laneAtt + g, Dur: rp.pimDur, Bytes: by,
 				FLOPs: 4 * float64(rp.pimTok) * float64(sh.HeadsDev()*sh.HeadDim), Layer: l, SubBatch: lbl}
-			e.outRep[i][g] = e.add(op, e.gen[i][g])
+			e.outRep[i][g] = e.add(&op, e.gen[i][g])
 		}
 	case L3AttnCPU:
 		e.outs[i] = e.outs[i][:0]
 		if sb.hostTok > 0 {
-			e.deps = e.deps[:0]
-			e.withGens(i)
+			e.deps = appendSpans(e.deps[:0], e.gen[i]...)
 			n := 0
 			for _, r := range sb.dec {
 				if r.Loc >= p.dp {
@@ -628,19 +635,18 @@ func (e *l3Emit) attention(i, l int) {
 				}
 			}
 			by := p.qkvBytes(n)
-			qi := e.add(Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+			qi := e.add(&Op{Name: "QKV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
 			kb := float64(sb.hostTok) * 2 * float64(sh.KVHeads*sh.HeadDim*sh.Precision)
-			mi := e.add(Op{Name: "dMHA (CPU)", Lane: p.laneAtt, Dur: p.cpuAttnTime(float64(sb.hostTok)), Bytes: kb,
+			mi := e.add(&Op{Name: "dMHA (CPU)", Lane: p.laneAtt, Dur: p.cpuAttnTime(float64(sb.hostTok)), Bytes: kb,
 				FLOPs: 4 * float64(sb.hostTok) * float64(sh.Heads*sh.HeadDim), Layer: l, SubBatch: lbl}, qi)
 			ob := p.outBytes(n)
-			e.outs[i] = append(e.outs[i], e.add(Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, mi))
+			e.outs[i] = append(e.outs[i], e.add(&Op{Name: "attn out", Lane: p.laneD2H, Dur: p.d2h.Time(ob), Bytes: ob, Layer: l, SubBatch: lbl}, mi))
 		}
 		if sb.hostPre > 0 {
 			// host-resident prompts: their KV goes to host memory asynchronously
-			e.deps = e.deps[:0]
-			e.withGens(i)
+			e.deps = appendSpans(e.deps[:0], e.gen[i]...)
 			by := p.pkvBytes(sb.hostPre)
-			e.add(Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
+			e.add(&Op{Name: "prefill KV", Lane: p.laneH2D, Dur: p.toHost(by), Bytes: by, Layer: l, SubBatch: lbl}, e.deps...)
 		}
 	}
 }
@@ -705,8 +711,8 @@ func (p *l3) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	busy := s.Busy()
 	u := snap.Metrics.Util
 	var gfl, gby float64
-	for _, sp := range s.Spans {
-		if sp.Lane < p.laneGPU+p.dp {
+	for i := range s.Spans {
+		if sp := &s.Spans[i]; sp.Lane < p.laneGPU+p.dp {
 			gfl += sp.FLOPs
 			gby += sp.Bytes
 		}

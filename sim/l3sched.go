@@ -59,7 +59,9 @@ type l3Iter struct {
 	sb    [2]l3SB
 	n     int        // sub-batches in use
 	order []*Request // scratch for the split
-	keys  []l3Key
+	keys  []l3Key    // the token-balanced split's decode batch, longest first
+	last  []*Request // the batch keys sorted, in its order, and the lengths it had
+	lens  []int
 	side  []int32 // the token-balanced split: bit j set when the split's decode[j] went to sub-batch 1
 }
 
@@ -290,12 +292,11 @@ func (p *l3) pimSlot(j *l3SB, overlapTok int) Time {
 
 // --- building an iteration ---
 
-// addDecode puts r in sub-batch i and accumulates its work.
-func (p *l3) addDecode(sb *l3SB, r *Request, rep int) {
+// addDecode puts r, of state st, in sub-batch i and accumulates its work.
+func (p *l3) addDecode(sb *l3SB, r *Request, st *l3Req, rep int) {
 	s := r.SeqLen()
 	sb.dec = append(sb.dec, r)
 	sb.decTok += int64(s)
-	st := p.state(r)
 	switch p.lc.Attention {
 	case L3AttnBankPIM, L3AttnRankPIM:
 		st.work = p.work(s)
@@ -393,7 +394,7 @@ func (p *l3) split(decode []*Request) {
 				i, rep = 1, host%p.dp
 				host++
 			}
-			p.addDecode(&it.sb[i], r, rep)
+			p.addDecode(&it.sb[i], r, p.state(r), rep)
 		}
 		p.finishDecode(&it.sb[0])
 		p.finishDecode(&it.sb[1])
@@ -419,7 +420,7 @@ func (p *l3) split(decode []*Request) {
 					rep = host % p.dp
 					host++
 				}
-				p.addDecode(&it.sb[0], r, rep)
+				p.addDecode(&it.sb[0], r, p.state(r), rep)
 			}
 		}
 	case it.n == 1:
@@ -428,20 +429,10 @@ func (p *l3) split(decode []*Request) {
 			if !hostModes {
 				rep = r.Loc
 			}
-			p.addDecode(&it.sb[0], r, rep)
+			p.addDecode(&it.sb[0], r, p.state(r), rep)
 		}
 	default:
-		// sort by length, longest first (ties by id), on a pointer-free copy
-		it.keys = it.keys[:0]
-		for k, r := range decode {
-			it.keys = append(it.keys, l3Key{r.SeqLen(), r.ID, k})
-		}
-		slices.SortFunc(it.keys, func(a, b l3Key) int {
-			if a.s != b.s {
-				return b.s - a.s
-			}
-			return a.id - b.id
-		})
+		it.sortByLength(decode)
 		it.order = it.order[:0]
 		for _, k := range it.keys {
 			it.order = append(it.order, decode[k.i])
@@ -462,9 +453,10 @@ func (p *l3) split(decode []*Request) {
 		var cnt [2]int
 		it.side = resize(it.side, (len(decode)+31)/32)
 		for k, r := range it.order {
+			st := p.state(r)
 			g := r.Loc
 			if hostModes {
-				g = p.state(r).off
+				g = st.off
 			}
 			i := 0
 			if load[1][g] < load[0][g] || load[1][g] == load[0][g] && total[1] < total[0] {
@@ -479,12 +471,47 @@ func (p *l3) split(decode []*Request) {
 				rep = cnt[i] % p.dp
 			}
 			cnt[i]++
-			p.addDecode(&it.sb[i], r, rep)
+			p.addDecode(&it.sb[i], r, st, rep)
 		}
 	}
 	for i := range it.n {
 		p.finishDecode(&it.sb[i])
 	}
+}
+
+// sortByLength sorts decode into keys (a pointer-free copy, quick to sort) by length,
+// longest first, ties by ID. The batch
+// last sorted, each request as many tokens longer (a probe of it, its next iteration),
+// keeps its order, which only the differences of the lengths decide.
+func (it *l3Iter) sortByLength(decode []*Request) {
+	if len(decode) == len(it.last) && len(decode) > 0 {
+		d := decode[0].SeqLen() - it.lens[0]
+		same := true
+		for k, r := range decode {
+			if r != it.last[k] || r.SeqLen()-it.lens[k] != d {
+				same = false
+				break
+			}
+		}
+		if same {
+			for k := range it.keys {
+				it.keys[k].s += d
+				it.lens[k] += d
+			}
+			return
+		}
+	}
+	it.keys, it.last, it.lens = it.keys[:0], append(it.last[:0], decode...), it.lens[:0]
+	for k, r := range decode {
+		it.keys = append(it.keys, l3Key{r.SeqLen(), r.ID, k})
+		it.lens = append(it.lens, r.SeqLen())
+	}
+	slices.SortFunc(it.keys, func(a, b l3Key) int {
+		if a.s != b.s {
+			return b.s - a.s
+		}
+		return a.id - b.id
+	})
 }
 
 // leastRep is the replica of sub-batch sb with the fewest tokens.

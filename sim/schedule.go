@@ -146,7 +146,11 @@ func (s *Schedule) Reset(lanes []Lane) {
 }
 
 // Add places op after the spans deps and returns its span index.
-func (s *Schedule) Add(op Op, deps ...int) int {
+func (s *Schedule) Add(op Op, deps ...int) int { return s.add(&op, deps) }
+
+// add is Add for a planner that keeps its ops and lays them out again and again, layer
+// after layer: an op is some seventy bytes, which a call by value copies every time.
+func (s *Schedule) add(op *Op, deps []int) int {
 	if op.Stage > s.stage {
 		if s.makespan > s.barrier {
 			s.barrier, s.barrierBy = s.makespan, s.critical
@@ -173,7 +177,7 @@ func (s *Schedule) Add(op Op, deps ...int) int {
 		by = -1
 	}
 	idx := len(s.Spans)
-	s.place(idx, &op, start, by)
+	s.place(idx, op, start, by)
 	end := start + op.Dur
 	s.laneFree[op.Lane] = end
 	s.laneLast[op.Lane] = idx
@@ -331,10 +335,12 @@ func (s *Schedule) Repeat(a, b Mark, n int) bool {
 		return false
 	}
 	for i := b.spans; i < now.spans; i++ {
+		// Field by field, the times first: a period that did not lay out as the one before
+		// it shows it there, and the op need not be copied to be compared.
 		x, y := &s.Spans[i-p], &s.Spans[i]
-		op := x.Op
-		op.Stage, op.Layer = op.Stage+dStage, op.Layer+dLayer
-		if y.Op != op || y.Start != x.Start+dt || y.By != shiftIndex(x.By, p) {
+		if y.Start != x.Start+dt || y.By != shiftIndex(x.By, p) || y.Lane != x.Lane || y.Dur != x.Dur ||
+			y.Stage != x.Stage+dStage || y.Layer != x.Layer+dLayer || y.SubBatch != x.SubBatch ||
+			y.FLOPs != x.FLOPs || y.Bytes != x.Bytes || y.Name != x.Name {
 			return false
 		}
 	}
