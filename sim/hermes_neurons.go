@@ -244,7 +244,6 @@ type nblock struct {
 	actGPU            int32
 	bins              []NeuronBin
 	binLoc            []uint16 // neurons per bin and location, bins × locs (placement at the pass)
-	cand              []uint32 // off-GPU neurons whose state exceeds T_h: index | state<<16
 	promoted          []uint16 // this token, until the pass counts them
 	remapped          []uint16
 	corrN, corrA      [3]int32 // neurons with 0/1/2 parents active, and of them active
@@ -286,8 +285,8 @@ type neuronSim struct {
 	token int // tokens generated so far (the RNG counter)
 
 	// tabPar and tabNoPar give, for index s1·8 + s2·2 + act, a neuron's activation (bit
-	// 0), whether it was predicted active (bit 1), its next state (bits 2–5) and whether
-	// that is hot (bit 6), for blocks with and without a previous block.
+	// 0), whether it was predicted active (bit 1) and its next state (bits 2–5), for
+	// blocks with and without a previous block.
 	tabPar   [128]uint8
 	tabNoPar [128]uint8
 	oracle   bool
@@ -362,13 +361,12 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 					next = min(15, st+pol.StateInc)
 				}
 				k := st*8 + s2*2 + int(act)
-				hot := b2u(next > pol.HotThreshold)
 				pp, pn := withPar, noPar
 				if ns.oracle {
 					pp, pn = act, act
 				}
-				ns.tabPar[k] = act | pp<<1 | uint8(next)<<2 | hot<<6
-				ns.tabNoPar[k] = act | pn<<1 | uint8(next)<<2 | hot<<6
+				ns.tabPar[k] = act | pp<<1 | uint8(next)<<2
+				ns.tabNoPar[k] = act | pn<<1 | uint8(next)<<2
 			}
 		}
 	}
@@ -400,7 +398,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	ns.mapOffline(cost)
 	for _, b := range ns.blocks {
-		b.collect(pol.HotThreshold)
+		b.collect()
 	}
 	return ns, nil
 }
@@ -962,7 +960,7 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			clear(b.win)
 			b.sinc = 0
 		}
-		b.collect(ns.pol.HotThreshold)
+		b.collect()
 	}
 }
 
@@ -985,15 +983,12 @@ func initState(f float64, mode string) uint8 {
 	return uint8(min(14, max(1, s)))
 }
 
-// collect rebuilds the promotion candidates and the GPU list from the states.
-func (b *nblock) collect(th int) {
-	b.cand = b.cand[:0]
+// collect rebuilds the GPU list from the placement, and the bins' placement and states.
+func (b *nblock) collect() {
 	b.gpuList = b.gpuList[:0]
-	for i, st := range b.s1 {
-		if b.loc[i] == 0 {
+	for i, l := range b.loc {
+		if l == 0 {
 			b.gpuList = append(b.gpuList, uint16(i))
-		} else if int(st) > th {
-			b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
 		}
 	}
 	slices.Reverse(b.gpuList)
@@ -1020,7 +1015,6 @@ func (b *nblock) collect(th int) {
 // passPart is one worker's share of a block pass: a contiguous range of bins.
 type passPart struct {
 	comp                  [256]int32
-	cand                  []uint32
 	act, pred, tp, gpuAct int32
 }
 
@@ -1075,12 +1069,9 @@ func (ns *neuronSim) pass(b *nblock) {
 	pt := &ns.part
 	pt.comp = [256]int32{}
 	pt.act, pt.pred, pt.tp, pt.gpuAct = 0, 0, 0, 0
-	pt.cand = b.cand[:0]
 	ns.passBins(b, &c, 0, len(b.bins), pt)
 	copy(b.comp, pt.comp[:])
 	act, pred, tp, gpuAct := pt.act, pt.pred, pt.tp, pt.gpuAct
-	b.cand = pt.cand
-	pt.cand = nil
 	b.act, b.pred, b.fp, b.fn, b.actGPU = act, pred, pred-tp, act-tp, gpuAct
 	for _, r := range b.promoted {
 		b.bins[ns.binOf(b, int(r))].Promoted++
@@ -1108,7 +1099,6 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		par = ns.zeroPar[:n]
 	}
 	zb, qb := &c.z, &c.q
-	nc := 0
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
@@ -1131,7 +1121,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			e := b.e[j : j+m]
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m])
 			s1 := b.s1[j : j+m]
-			nc = predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m], j, nc)
+			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
 			if ns.windowed {
 				countWindow(b.win[j:j+m], qb[:len(e)])
 			}
@@ -1159,7 +1149,6 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		tPred += nPred
 		tTP += nTP
 	}
-	pt.cand = append(pt.cand, ns.pw.cand[:nc]...)
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
 }
 
@@ -1189,31 +1178,24 @@ func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, cur []
 // predWork is the predictor's table and outputs, behind one pointer so its loop keeps
 // its values in registers.
 type predWork struct {
-	tab  [128]uint8      // the block's step table (tabPar or tabNoPar)
-	inc  [4]uint64       // 1 in the 16-bit lane pred·2 + act
-	hc   [1024]uint64    // a bin's neurons per copy·256 + location, by prediction and activation
-	cand [1 << 16]uint32 // a pass's promotion candidates, index | state<<16
+	tab [128]uint8   // the block's step table (tabPar or tabNoPar)
+	inc [4]uint64    // 1 in the 16-bit lane pred·2 + act
+	hc  [1024]uint64 // a bin's neurons per copy·256 + location, by prediction and activation
 }
 
-// predictRun runs the lightweight predictor (§IV-C) over a run of neurons starting at
-// index base: the prediction from the state and the parents (s1 + λ·s2 against T), the
-// +4/−1 state update from the actual activation, the count per location, prediction and
-// activation into w.hc, and the off-GPU neurons turned hot (§IV-D), with their states,
-// into w.cand from nc on. It returns the new nc.
-func predictRun(w *predWork, q, s1, loc []uint8, base, nc int) int {
+// predictRun runs the lightweight predictor (§IV-C) over a run of neurons: the prediction
+// from the state and the parents (s1 + λ·s2 against T), the +4/−1 state update from the
+// actual activation, and the count per location, prediction and activation into w.hc.
+// The neurons it turns hot are not listed here: the promotion finds the few it needs in
+// the states (candidates).
+func predictRun(w *predWork, q, s1, loc []uint8) {
 	s1, loc = s1[:len(q)], loc[:len(q)]
-	idx := uint32(base)
 	for k, qk := range q {
 		v := int(w.tab[(int(s1[k])<<3|int(qk))&127])
 		s1[k] = uint8(v >> 2 & 15)
-		l := int(loc[k])
 		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		w.hc[(k&3)<<8|l] += w.inc[v&3]
-		w.cand[uint16(nc)] = idx | uint32(v&0x3c)<<14
-		idx++
-		nc += v >> 6 & ((l + 255) >> 8) // hot and off the GPU
+		w.hc[(k&3)<<8|int(loc[k])] += w.inc[v&3]
 	}
-	return nc
 }
 
 const (
@@ -1312,30 +1294,35 @@ func (ns *neuronSim) similarity(cur []latent) {
 // copy fits in budget bytes (queue mode; stall mode passes an unbounded budget); the rest
 // stay candidates for a later window. It returns the neurons copied.
 func (ns *neuronSim) promote(b *nblock, budget float64) int {
-	if len(b.cand) == 0 || b.slot == 0 {
+	if b.slot == 0 {
 		return 0
 	}
-	m := len(b.cand)
-	if budget < float64(m)*b.bytes {
-		m = int(budget / b.bytes)
+	// m, the neurons to copy, is every candidate if the budget holds them all, else as
+	// many as it holds. The candidates are the off-GPU neurons whose state exceeds T_h,
+	// read from the states here rather than listed by the pass, as a quarter of a
+	// block's neurons can be candidates and a promotion needs only the best few: one scan
+	// keeps the first k of each state (hotter rank first among equals) and ends once k of
+	// the highest state are in, as no later candidate can displace them. With k two
+	// above what the budget holds, a scan that ends early has met more candidates than
+	// the budget holds, and m is what it holds.
+	held := b.n
+	if budget < float64(b.n)*b.bytes {
+		held = max(0, int(budget/b.bytes))
+	}
+	byCand := &ns.byCand
+	count, stopped := ns.candidates(b, held+2)
+	m := held
+	if !stopped {
+		if count == 0 {
+			return 0
+		}
+		m = count
+		if budget < float64(m)*b.bytes {
+			m = int(budget / b.bytes)
+		}
 	}
 	if m <= 0 {
 		return 0
-	}
-	// The m best candidates by state, highest first (hotter rank first among equals), in
-	// one scan of the candidates keeping the first m of each state; it ends once m of the
-	// highest state are in, as no later candidate can displace them.
-	byCand := &ns.byCand
-	for s := range byCand {
-		byCand[s] = byCand[s][:0]
-	}
-	for _, c := range b.cand {
-		if s := c >> 16; len(byCand[s]) < m {
-			byCand[s] = append(byCand[s], uint16(c))
-			if len(byCand[15]) == m {
-				break
-			}
-		}
 	}
 	best := ns.best[:0]
 	for s := 15; s >= 0 && len(best) < m; s-- {
@@ -1377,8 +1364,52 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 		b.promoted = append(b.promoted, c)
 		n++
 	}
-	b.cand = b.cand[:0] // the next pass collects the candidates afresh
 	return n
+}
+
+// candidates files block b's off-GPU neurons whose state exceeds T_h into ns.byCand by
+// state, in index order, at most k a state, and stops once k of state 15 are in. It
+// returns the candidates met and whether it stopped there. It reads eight neurons a word:
+// a state is at most 15, so adding 127 − T_h to each byte sets its bit 7 exactly when the
+// state exceeds T_h, with no carry between bytes.
+func (ns *neuronSim) candidates(b *nblock, k int) (int, bool) {
+	const hi8 = lo8 << 7
+	byCand := &ns.byCand
+	for s := range byCand {
+		byCand[s] = byCand[s][:0]
+	}
+	th := ns.pol.HotThreshold
+	if th >= 15 {
+		return 0, false
+	}
+	add := uint64(127-max(th, -1)) * lo8
+	s1, loc := b.s1, b.loc[:len(b.s1)]
+	count := 0
+	file := func(i int) bool {
+		count++
+		if s := s1[i]; len(byCand[s]) < k {
+			byCand[s] = append(byCand[s], uint16(i))
+			return len(byCand[15]) == k
+		}
+		return false
+	}
+	w := 0
+	for ; w+8 <= len(s1); w += 8 {
+		st := binary.LittleEndian.Uint64(s1[w:])
+		l := binary.LittleEndian.Uint64(loc[w:])
+		off := (l&lo7 + lo7) | l // bit 7 of each byte not 0
+		for x := (st + add) & off & hi8; x != 0; x &= x - 1 {
+			if file(w + bits.TrailingZeros64(x)>>3) {
+				return count, true
+			}
+		}
+	}
+	for i := w; i < len(s1); i++ {
+		if int(s1[i]) > th && loc[i] != 0 && file(i) {
+			return count, true
+		}
+	}
+	return count, false
 }
 
 // remapResult is what Algorithm 1 did to one block.

@@ -95,16 +95,13 @@ func TestPredictorState(t *testing.T) {
 	}
 	ge, gt := mk(">="), mk(">")
 	// The step tables' entry s1·8 + s2·2 + act: the activation in bit 0, predicted in bit
-	// 1, next state in bits 2–5, next state above T_h in bit 6.
+	// 1, next state in bits 2–5.
 	for _, c := range []struct{ s, act, want int }{{7, 1, 11}, {10, 0, 9}, {14, 1, 15}, {15, 1, 15}, {0, 0, 0}, {1, 0, 0}, {3, 1, 7}, {11, 0, 10}} {
 		for s2 := range 3 {
 			for _, tab := range []*[128]uint8{&ge.tabPar, &ge.tabNoPar} {
 				v := tab[c.s*8+s2*2+c.act]
-				if got := int(v >> 2 & 15); got != c.want {
-					t.Errorf("state %d, activated %d → %d, want %d", c.s, c.act, got, c.want)
-				}
-				if hot := v>>6 == 1; hot != (c.want > 10) {
-					t.Errorf("state %d: hot %v, want state > T_h = 10", c.want, hot)
+				if got := int(v >> 2 & 15); got != c.want || v>>6 != 0 {
+					t.Errorf("state %d, activated %d → %d (entry %#x), want %d", c.s, c.act, got, v, c.want)
 				}
 			}
 		}
@@ -763,17 +760,14 @@ func TestPrefillStatesEveryPromptLength(t *testing.T) {
 // above T_h = 10 a candidate in index order.
 func promoteBlock(states []uint8, gpu int) (*neuronSim, *nblock) {
 	n := len(states)
-	ns := &neuronSim{locs: 2}
+	ns := &neuronSim{locs: 2, pol: HermesPolicy{HotThreshold: 10}}
 	b := &nblock{n: n, bytes: 1000, s1: slices.Clone(states), loc: make([]uint8, n), home: make([]uint8, n),
 		hot0: make([]uint64, (n+63)/64), slot: gpu}
-	for i, st := range states {
+	for i := range states {
 		if i < gpu {
 			b.gpuList = append(b.gpuList, uint16(i))
 		} else {
 			b.loc[i] = 1
-			if st > 10 {
-				b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
-			}
 		}
 	}
 	return ns, b
@@ -810,6 +804,79 @@ func TestPromoteByHand(t *testing.T) {
 	if n := ns.promote(b, 1e9); n != 0 || b.loc[0] != 0 || b.loc[3] != 1 {
 		t.Errorf("%d promoted past hotter residents: locs %v", n, b.loc)
 	}
+}
+
+// A promotion reads its candidates from the states and stops scanning once the budget's
+// worth of the highest state are in: it copies what a promotion from the full list of
+// candidates copies (the m best by state, the earlier among equals, each over the coldest
+// resident while hotter), for every threshold, for budgets around what the candidates
+// need (a neuron less, exactly, a hair more) and unbounded, with whole and fractional
+// bytes a neuron, on blocks whose ends fall inside a word of eight neurons.
+func TestPromoteScanMatchesCandidateList(t *testing.T) {
+	g := wyrng{s: 11}
+	for trial := range 400 {
+		n := 1 + int(g.u64()%90)
+		th := int(g.u64()%18) - 1
+		states := make([]uint8, n)
+		for i := range states {
+			states[i] = uint8(g.u64() % 16)
+		}
+		gpu := int(g.u64() % uint64(n))
+		var cand []int
+		for i := gpu; i < n; i++ {
+			if int(states[i]) > th {
+				cand = append(cand, i)
+			}
+		}
+		// 0.7 bytes a neuron: 3 × 0.7 rounds below 2.1, and a budget of it divided by 0.7
+		// below 3, so the budget holds all three candidates though the quotient says two.
+		bytes := []float64{1000, 0.7}[trial%2]
+		for _, budget := range []float64{0, bytes * float64(len(cand)-1), bytes * float64(len(cand)), bytes*float64(len(cand)) + 1e-9,
+			bytes * float64(g.u64()%4), math.Inf(1)} {
+			ns, b := promoteBlock(states, gpu)
+			ns.pol.HotThreshold, b.bytes = th, bytes
+			got := ns.promote(b, budget)
+			want, wantLoc := promoteFromList(states, gpu, cand, budget, bytes)
+			if got != want || !slices.Equal(b.loc, wantLoc) {
+				t.Fatalf("trial %d (n %d, T_h %d, budget %g): %d promoted, locs %v; want %d, %v", trial, n, th, budget, got, b.loc, want, wantLoc)
+			}
+		}
+	}
+}
+
+// promoteFromList is §IV-D's promotion over an explicit list of candidates (promoteBlock's
+// placement): the m best by state, the earlier among equals, m the candidates the budget
+// holds; each replaces the coldest remaining GPU resident (the earlier among equals) while
+// its state is higher. It returns the neurons copied and the placement after.
+func promoteFromList(states []uint8, gpu int, cand []int, budget, bytes float64) (int, []uint8) {
+	loc := make([]uint8, len(states))
+	for i := gpu; i < len(states); i++ {
+		loc[i] = 1
+	}
+	m := len(cand)
+	if budget < float64(m)*bytes {
+		m = int(budget / bytes)
+	}
+	if m <= 0 || gpu == 0 {
+		return 0, loc
+	}
+	best := slices.Clone(cand)
+	slices.SortStableFunc(best, func(x, y int) int { return int(states[y]) - int(states[x]) })
+	res := make([]int, gpu)
+	for i := range res {
+		res[i] = i
+	}
+	slices.SortStableFunc(res, func(x, y int) int { return int(states[x]) - int(states[y]) })
+	n := 0
+	for i := 0; i < min(m, len(best), len(res)); i++ {
+		c, v := best[i], res[i]
+		if states[c] <= states[v] {
+			break
+		}
+		loc[v], loc[c] = 1, 0
+		n++
+	}
+	return n, loc
 }
 
 // BenchmarkPrefillBatch16 is the activation model's side of a batch of 16 requests
