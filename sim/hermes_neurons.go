@@ -271,10 +271,9 @@ type neuronSim struct {
 	blocks []*nblock
 	kinds  [2]*nkind
 
-	// The latents and activations of the block before and the block being passed, side by
-	// side so a parent's are in one cache line, indexed by a uint16 parent without bounds
-	// checks.
-	lat  [2]*[1 << 16]latent
+	// The latents and activations of the block before and the block being passed,
+	// indexed by a uint16 parent without bounds checks.
+	lat  [2]*latents
 	maxN int // the larger block size
 
 	members []int
@@ -321,10 +320,14 @@ type neuronSim struct {
 	zeroPar []uint32
 }
 
-// latent is a neuron's latent variable for the current token and whether it fired.
-type latent struct {
-	s   float32
-	act uint32
+// latents are a block's latent variables for the current token and whether each neuron
+// fired, in two arrays: the next block gathers from them twice a neuron, and at 5 bytes a
+// neuron the two blocks a pass holds take 640 KiB rather than the 1 MiB of a float and a
+// word side by side, the whole of many cores' L2, leaving room for the arrays the pass
+// streams.
+type latents struct {
+	s   [1 << 16]float32
+	act [1 << 16]uint8
 }
 
 // neuronCosts are the per-neuron expected times the offline mapper balances (Eq. 1–5).
@@ -380,7 +383,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	ns.zeroPar = make([]uint32, maxN)
 	ns.pw = &predWork{inc: [4]uint64{1, 1 << 16, 1 << 32, 1 << 48}}
 	for i := range 2 {
-		ns.lat[i] = new([1 << 16]latent)
+		ns.lat[i] = new(latents)
 	}
 	ns.blocks = make([]*nblock, 2*layers)
 	for b := range ns.blocks {
@@ -1023,8 +1026,7 @@ type passConst struct {
 	a, phi, sphi, be float32
 	kc               [256]float32
 	hasPar           bool
-	prev             *[1 << 16]latent
-	cur              []latent
+	prev, cur        *latents
 	// A run's normals drawn ahead and its predictor inputs, s2·2 + act per neuron.
 	z    [zChunk + 4]float32
 	q    [zChunk]uint8
@@ -1039,7 +1041,7 @@ func (ns *neuronSim) pass(b *nblock) {
 	sp := &ns.sp
 	var c passConst
 	c.hasPar = b.id > 0
-	c.prev, c.cur = ns.lat[(b.id+1)&1], ns.lat[b.id&1][:b.n]
+	c.prev, c.cur = ns.lat[(b.id+1)&1], ns.lat[b.id&1]
 	c.seed = hash3(ns.seed^0x746f6b656e, uint64(ns.token), uint64(b.id))
 	g := wyrng{s: c.seed}
 	phiK := float32(sp.PhiCluster)
@@ -1082,7 +1084,7 @@ func (ns *neuronSim) pass(b *nblock) {
 	b.promoted, b.remapped = b.promoted[:0], b.remapped[:0]
 	b.sinc++
 	if b.id == ns.simBlock {
-		ns.similarity(c.cur)
+		ns.similarity(c.cur.act[:b.n])
 		ns.correlation(b, c.prev, c.cur)
 	}
 }
@@ -1119,7 +1121,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 				zb[k+4] = normTab[(r>>48)&(normSize-1)]
 			}
 			e := b.e[j : j+m]
-			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m])
+			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
 			s1 := b.s1[j : j+m]
 			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
 			if ns.windowed {
@@ -1158,20 +1160,19 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 // cluster's state and the latents of its two parents, and it fires when the latent
 // exceeds its gap. c.z holds the run's normals; c.q gets the predictor's input, (parents
 // active)·2 + active.
-func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, cur []latent) {
+func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, curS []float32, curA []uint8) {
 	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
-	prev := c.prev
+	ps, pa := &c.prev.s, &c.prev.act
 	m := min(len(e), zChunk)
-	e, gap, clus, par, cur = e[:m], gap[:m], clus[:m], par[:m], cur[:m]
+	e, gap, clus, par, curS, curA = e[:m], gap[:m], clus[:m], par[:m], curS[:m], curA[:m]
 	for k := range m {
 		ei := phi*e[k] + sphi*c.z[k]
 		e[k] = ei
-		pk := par[k]
-		l1, l2 := &prev[uint16(pk)], &prev[uint16(pk>>16)]
-		s := be*ei + c.kc[clus[k]] + a*(l1.s+l2.s)
+		p1, p2 := uint16(par[k]), uint16(par[k]>>16)
+		s := be*ei + c.kc[clus[k]] + a*(ps[p1]+ps[p2])
 		act := b2u(s > gap[k])
-		cur[k] = latent{s, uint32(act)}
-		c.q[k] = uint8(l1.act+l2.act)*2 + act
+		curS[k], curA[k] = s, act
+		c.q[k] = (pa[p1]+pa[p2])*2 + act
 	}
 }
 
@@ -1239,13 +1240,13 @@ func byteSum(b []uint8) int32 {
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one
 // of its two correlated parents fired this token (the paper's layer-wise correlation).
-func (ns *neuronSim) correlation(b *nblock, prev *[1 << 16]latent, cur []latent) {
+func (ns *neuronSim) correlation(b *nblock, prev, cur *latents) {
 	var n, a [3]int32
 	if b.par != nil {
 		for i, pk := range b.par {
-			s2 := prev[uint16(pk)].act + prev[uint16(pk>>16)].act
+			s2 := prev.act[uint16(pk)] + prev.act[uint16(pk>>16)]
 			n[s2]++
-			a[s2] += int32(cur[i].act)
+			a[s2] += int32(cur.act[i])
 		}
 	}
 	b.corrN, b.corrA = n, a
@@ -1259,13 +1260,13 @@ func (ns *neuronSim) binOf(b *nblock, r int) int {
 
 // similarity records block simBlock's activated set and compares it with the sets 1, 10
 // and 25 tokens earlier: |A_t ∩ A_{t−d}| / |A_t| (the paper's token-wise similarity).
-func (ns *neuronSim) similarity(cur []latent) {
+func (ns *neuronSim) similarity(act []uint8) {
 	slot := ns.ringHead
 	bs := ns.ring[slot]
 	clear(bs)
 	cnt := 0
-	for i, w := range cur {
-		if w.act != 0 {
+	for i, w := range act {
+		if w != 0 {
 			bs[i/64] |= 1 << (i % 64)
 			cnt++
 		}
