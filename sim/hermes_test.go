@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -681,13 +682,7 @@ func TestNeuronWordHelpers(t *testing.T) {
 func BenchmarkNeuronPass(b *testing.B) {
 	for _, layers := range []int{4, 80} {
 		b.Run(fmt.Sprintf("layers%d", layers), func(b *testing.B) {
-			c := testHermes()
-			ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, layers, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
-				neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ns.setBatch([]int{1}, []int{1}, 128)
+			ns := neuronSim70B(b, layers)
 			n := 0
 			for _, bl := range ns.blocks {
 				n += bl.n
@@ -701,6 +696,108 @@ func BenchmarkNeuronPass(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/neuron")
 		})
 	}
+}
+
+// neuronSim70B is the neuron map of LLaMA2-70B's sizes at the given layers, one request
+// admitted.
+func neuronSim70B(b *testing.B, layers int) *neuronSim {
+	c := testHermes()
+	ns, err := newNeuronSim(c.Hermes.Sparsity, c.Hermes.Policy, 42, layers, [2]int{8192, 28672}, [2]float64{10, 20}, 8,
+		neuronCosts{budget: 1e5, homes: 8, gpu: [2]float64{1, 1}, dimm: [2]float64{10, 10}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns.setBatch([]int{1}, []int{1}, 128)
+	return ns
+}
+
+// BenchmarkNeuronPassFloor is not the model: it is the least a token's pass over
+// LLaMA2-70B's 2.95 M neurons can cost on this machine, the bound BenchmarkNeuronPass
+// /layers80 is measured against, in three steps over the pass's own arrays. memory reads
+// what the pass reads (e, gap, clus, par, s1, loc, win: 16 bytes a neuron) and writes
+// back what it changes (e, s1, win: 6 bytes), 65 MB a token to and from memory, each
+// byte array eight neurons a word; neurons does one trivial update a neuron instead and
+// also writes the block's latents and activations (5 bytes, which stay in the caches);
+// parents adds the reads of each neuron's two parents' latents and activations from the
+// block before. None draws normals, steps the predictor or counts: what the real pass
+// takes beyond parents is its arithmetic.
+func BenchmarkNeuronPassFloor(b *testing.B) {
+	for _, step := range []string{"memory", "neurons", "parents"} {
+		b.Run(step, func(b *testing.B) {
+			ns := neuronSim70B(b, 80)
+			var bytes int64
+			for _, bl := range ns.blocks {
+				bytes += int64(bl.n) * (16 + 6)
+			}
+			b.SetBytes(bytes)
+			var sink uint64
+			for b.Loop() {
+				for _, bl := range ns.blocks {
+					prev, cur := ns.lat[(bl.id+1)&1], ns.lat[bl.id&1]
+					if step == "memory" {
+						sink += streamFloor(bl, ns.zeroPar)
+					} else {
+						sink += passFloor(bl, prev, cur, ns.zeroPar, step == "parents")
+					}
+				}
+			}
+			if sink == 0 {
+				b.Fatal("the floor computed nothing")
+			}
+		})
+	}
+}
+
+// floorArrays are block bl's arrays a pass reads, par a zero row for block 0.
+func floorArrays(bl *nblock, zeroPar []uint32) (e, gap []float32, par []uint32, clus, s1, loc, win []uint8) {
+	n := bl.n
+	par = bl.par
+	if par == nil {
+		par = zeroPar
+	}
+	return bl.e[:n], bl.gap[:n], par[:n], bl.clus[:n], bl.s1[:n], bl.loc[:n], bl.win[:n]
+}
+
+// streamFloor reads block bl's arrays once and writes e, s1 and win back, the byte
+// arrays eight neurons a word; it returns a checksum of what it read.
+func streamFloor(bl *nblock, zeroPar []uint32) uint64 {
+	e, gap, par, clus, s1, loc, win := floorArrays(bl, zeroPar)
+	var x uint32
+	for k := range e {
+		x += par[k]
+		e[k] += gap[k]
+	}
+	var w uint64
+	for k := 0; k+8 <= len(clus); k += 8 {
+		w += binary.LittleEndian.Uint64(clus[k:]) ^ binary.LittleEndian.Uint64(loc[k:])
+		binary.LittleEndian.PutUint64(s1[k:], binary.LittleEndian.Uint64(s1[k:])+w)
+		binary.LittleEndian.PutUint64(win[k:], binary.LittleEndian.Uint64(win[k:])+w)
+	}
+	return uint64(x) + w
+}
+
+// passFloor streams block bl's arrays once with one update a neuron, writing its latents
+// and activations into cur (and, with parents, reading its parents' from prev); it
+// returns a checksum of the activations it wrote.
+func passFloor(bl *nblock, prev, cur *latents, zeroPar []uint32, parents bool) uint64 {
+	e, gap, par, clus, s1, loc, win := floorArrays(bl, zeroPar)
+	curS, curA := cur.s[:len(e)], cur.act[:len(e)]
+	var sum uint64
+	for k := range e {
+		x := e[k] + gap[k]
+		a := clus[k] ^ loc[k] ^ uint8(par[k])
+		if parents {
+			p1, p2 := uint16(par[k]), uint16(par[k]>>16)
+			x += prev.s[p1] + prev.s[p2]
+			a += prev.act[p1] + prev.act[p2]
+		}
+		e[k] = x
+		curS[k], curA[k] = x, a
+		s1[k] += a
+		win[k] += s1[k]
+		sum += uint64(a)
+	}
+	return sum
 }
 
 // BenchmarkNeuronSetup builds LLaMA2-70B's neuron map (80 layers, eight DIMMs) and admits
