@@ -293,9 +293,9 @@ type neuronSim struct {
 	// DIMMs), so the pass counts each neuron's activations in the window.
 	windowed bool
 	pw       *predWork
-	active   []uint16 // a remap's cold neurons active in the window
-	// A remap's buckets, pair·(maxA+1) + A, kept with their storage from one remap to
-	// the next, and the pair's buckets as it takes neurons from them.
+	// A remap's buckets of cold neurons active in the window, DIMM·256 + A, kept with
+	// their storage from one remap to the next, and a pair's buckets as it takes neurons
+	// from them.
 	buckets, bucketCur [][]uint16
 	// A promotion's candidates and victims by state, and the chosen ones.
 	byCand  [16][]uint16
@@ -1439,10 +1439,18 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		return res
 	}
 	// Z and the cold neurons active in the window, eight neurons a word: only the active
-	// ones are visited, in index order.
+	// ones are visited, in index order. They go into buckets by DIMM and activity
+	// (DIMM·256 + A) in the same scan: only the heavy DIMMs' buckets are used, but which
+	// DIMMs are heavy is known only once Z is, and a second pass cost more.
 	Z := make([]int32, J)
 	maxA := 0
-	active := ns.active[:0]
+	if len(ns.buckets) < J*256 {
+		ns.buckets = make([][]uint16, J*256)
+	}
+	buckets := ns.buckets[:J*256]
+	for i := range buckets {
+		buckets[i] = buckets[i][:0]
+	}
 	win, loc := b.win, b.loc[:len(b.win)]
 	for k := 0; k < len(win); k += 8 {
 		var w uint64
@@ -1455,45 +1463,23 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		}
 		for nz := ((w&lo7 + lo7) | w) &^ lo7; nz != 0; nz &= nz - 1 { // bit 7 of each byte not 0
 			i := k + bits.TrailingZeros64(nz)>>3
-			if l := loc[i]; l != 0 {
-				Z[l-1] += int32(win[i])
-				maxA = max(maxA, int(win[i]))
-				active = append(active, uint16(i))
+			if l := int(loc[i]); l != 0 {
+				a := int(win[i])
+				Z[l-1] += int32(a)
+				maxA = max(maxA, a)
+				buckets[(l-1)<<8|a] = append(buckets[(l-1)<<8|a], uint16(i))
 			}
 		}
 	}
-	ns.active = active
 	copy(res.before, Z)
 	ord := make([]int, J)
 	for j := range ord {
 		ord[j] = j
 	}
 	slices.SortStableFunc(ord, func(x, y int) int { return int(Z[y] - Z[x]) })
-	heavy := make([]int, J) // pair index of each heavy DIMM, −1 otherwise
-	for j := range heavy {
-		heavy[j] = -1
-	}
-	for id := 0; id < J/2; id++ {
-		heavy[ord[id]] = id
-	}
-	// Cold neurons of each heavy DIMM bucketed by activity.
-	nb := (J / 2) * (maxA + 1)
-	for len(ns.buckets) < nb {
-		ns.buckets = append(ns.buckets, nil)
-	}
-	buckets := ns.buckets[:nb]
-	for i := range buckets {
-		buckets[i] = buckets[i][:0]
-	}
-	for _, i := range active {
-		if p := heavy[loc[i]-1]; p >= 0 {
-			k := p*(maxA+1) + int(win[i])
-			buckets[k] = append(buckets[k], i)
-		}
-	}
 	for id := 0; id < J/2; id++ {
 		hi, lo := ord[id], ord[J-1-id]
-		bk := append(ns.bucketCur[:0], buckets[id*(maxA+1):(id+1)*(maxA+1)]...)
+		bk := append(ns.bucketCur[:0], buckets[hi<<8:hi<<8+maxA+1]...)
 		ns.bucketCur = bk
 		for {
 			gapZ := int(Z[hi] - Z[lo])
