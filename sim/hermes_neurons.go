@@ -381,7 +381,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	maxN := max(n[0], n[1])
 	ns.maxN = maxN
 	ns.zeroPar = make([]uint32, maxN)
-	ns.pw = &predWork{inc: [4]uint64{1, 1 << 16, 1 << 32, 1 << 48}}
+	ns.pw = &predWork{}
 	for i := range 2 {
 		ns.lat[i] = new(latents)
 	}
@@ -1061,9 +1061,12 @@ func (ns *neuronSim) pass(b *nblock) {
 	c.phi = float32(sp.Phi)
 	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
-	ns.pw.tab = ns.tabNoPar
+	tab := &ns.tabNoPar
 	if c.hasPar {
-		ns.pw.tab = ns.tabPar
+		tab = &ns.tabPar
+	}
+	for k, v := range tab {
+		ns.pw.next[k], ns.pw.inc[k] = v>>2&15, 1<<(16*(v&3))
 	}
 
 	// One pass over every bin: on two cores, splitting the bins over goroutines made a
@@ -1176,12 +1179,14 @@ func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, curS [
 	}
 }
 
-// predWork is the predictor's table and outputs, behind one pointer so its loop keeps
-// its values in registers.
+// predWork is the predictor's tables and outputs, behind one pointer so its loop keeps
+// its values in registers. The block's step table (tabPar or tabNoPar) is split in two,
+// each read directly by s1·8 + s2·2 + act: unpacking one byte took more instructions
+// than the second load.
 type predWork struct {
-	tab [128]uint8   // the block's step table (tabPar or tabNoPar)
-	inc [4]uint64    // 1 in the 16-bit lane pred·2 + act
-	hc  [1024]uint64 // a bin's neurons per copy·256 + location, by prediction and activation
+	next [128]uint8   // the next state
+	inc  [128]uint64  // 1 in the 16-bit lane of the count, pred·2 + act
+	hc   [1024]uint64 // a bin's neurons per copy·256 + location, by prediction and activation
 }
 
 // predictRun runs the lightweight predictor (§IV-C) over a run of neurons: the prediction
@@ -1192,10 +1197,10 @@ type predWork struct {
 func predictRun(w *predWork, q, s1, loc []uint8) {
 	s1, loc = s1[:len(q)], loc[:len(q)]
 	for k, qk := range q {
-		v := int(w.tab[(int(s1[k])<<3|int(qk))&127])
-		s1[k] = uint8(v >> 2 & 15)
+		i := (int(s1[k])<<3 | int(qk)) & 127
+		s1[k] = w.next[i]
 		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		w.hc[(k&3)<<8|int(loc[k])] += w.inc[v&3]
+		w.hc[(k&3)<<8|int(loc[k])] += w.inc[i]
 	}
 }
 
