@@ -33,7 +33,7 @@ const (
 	normSize = 1 << normBits
 	cdfSize  = 4096
 	cdfSpan  = 8.0 // the CDF table covers [−cdfSpan, cdfSpan]
-	zChunk   = 640 // normals drawn ahead in a pass (a multiple of the five per draw)
+	runLen   = 640 // neurons a pass takes at a time (a multiple of the five normals a draw)
 )
 
 var (
@@ -1027,9 +1027,8 @@ type passConst struct {
 	kc               [256]float32
 	hasPar           bool
 	prev, cur        *latents
-	// A run's normals drawn ahead and its predictor inputs, s2·2 + act per neuron.
-	z    [zChunk + 4]float32
-	q    [zChunk]uint8
+	// A run's predictor inputs, s2·2 + act per neuron.
+	q    [runLen]uint8
 	seed uint64
 }
 
@@ -1092,9 +1091,10 @@ func (ns *neuronSim) pass(b *nblock) {
 	}
 }
 
-// passBins runs bins [from, to) of block b's pass into pt, a run of at most zChunk
-// neurons at a time: the trace (traceRun), then the predictor (predictRun) and the window
-// counts, each its own tight loop over the run's arrays.
+// passBins runs bins [from, to) of block b's pass into pt, a run of at most runLen
+// neurons at a time: the trace (stepAR, traceRun), then the predictor (predictRun) and
+// the window counts, each its own tight loop over the run's arrays (one loop for the
+// trace and the predictor was slower: it holds more values than there are registers).
 func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
 	kd := b.kind0
 	n := b.n
@@ -1103,7 +1103,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
 		par = ns.zeroPar[:n]
 	}
-	zb, qb := &c.z, &c.q
+	qb := &c.q
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
@@ -1113,17 +1113,10 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			clear(hc[c<<8 : c<<8+ns.locs])
 		}
 		var stSum int32
-		for j := lo; j < hi; j += zChunk {
-			m := min(zChunk, hi-j)
-			for k := 0; k < m; k += 5 {
-				r := g.u64()
-				zb[k] = normTab[r&(normSize-1)]
-				zb[k+1] = normTab[(r>>12)&(normSize-1)]
-				zb[k+2] = normTab[(r>>24)&(normSize-1)]
-				zb[k+3] = normTab[(r>>36)&(normSize-1)]
-				zb[k+4] = normTab[(r>>48)&(normSize-1)]
-			}
+		for j := lo; j < hi; j += runLen {
+			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
+			stepAR(&g, e, c.phi, c.sphi)
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
 			s1 := b.s1[j : j+m]
 			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
@@ -1157,20 +1150,42 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
 }
 
+// stepAR moves a run of neurons' token-level AR(1) states on by a fresh normal each,
+// e ← φ·e + √(1−φ²)·z, five normals to a draw of g. It is the trace's first step, apart
+// from traceRun so that loop holds fewer values, and the normals need no buffer.
+func stepAR(g *wyrng, e []float32, phi, sphi float32) {
+	gl := *g // in a register, not written back each draw
+	for ; len(e) >= 5; e = e[5:] {
+		r := gl.u64()
+		e5 := e[:5:5]
+		e5[0] = phi*e5[0] + sphi*normTab[r&(normSize-1)]
+		e5[1] = phi*e5[1] + sphi*normTab[(r>>12)&(normSize-1)]
+		e5[2] = phi*e5[2] + sphi*normTab[(r>>24)&(normSize-1)]
+		e5[3] = phi*e5[3] + sphi*normTab[(r>>36)&(normSize-1)]
+		e5[4] = phi*e5[4] + sphi*normTab[(r>>48)&(normSize-1)]
+	}
+	if len(e) > 0 {
+		r := gl.u64()
+		for k := range e {
+			e[k] = phi*e[k] + sphi*normTab[r&(normSize-1)]
+			r >>= normBits
+		}
+	}
+	*g = gl
+}
+
 // traceRun draws the activations of a run of neurons for the current token (the
-// synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
-// neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
+// synthetic trace behind §III's token-wise similarity and layer-wise correlation), their
+// token-level AR(1) states e moved on (stepAR): each neuron's latent adds to its state its
 // cluster's state and the latents of its two parents, and it fires when the latent
-// exceeds its gap. c.z holds the run's normals; c.q gets the predictor's input, (parents
-// active)·2 + active.
+// exceeds its gap. c.q gets the predictor's input, (parents active)·2 + active.
 func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, curS []float32, curA []uint8) {
-	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
+	a, be := c.a, c.be
 	ps, pa := &c.prev.s, &c.prev.act
-	m := min(len(e), zChunk)
+	m := min(len(e), runLen)
 	e, gap, clus, par, curS, curA = e[:m], gap[:m], clus[:m], par[:m], curS[:m], curA[:m]
 	for k := range m {
-		ei := phi*e[k] + sphi*c.z[k]
-		e[k] = ei
+		ei := e[k]
 		p1, p2 := uint16(par[k]), uint16(par[k]>>16)
 		s := be*ei + c.kc[clus[k]] + a*(ps[p1]+ps[p2])
 		act := b2u(s > gap[k])
@@ -1227,7 +1242,7 @@ func countWindow(win, q []uint8) {
 	}
 }
 
-// byteSum is the sum of the bytes of b (at most zChunk of them, each at most 15).
+// byteSum is the sum of the bytes of b (at most runLen of them, each at most 15).
 func byteSum(b []uint8) int32 {
 	const lo16 = 0x00ff00ff00ff00ff
 	var acc uint64 // four 16-bit lanes, each growing by at most 30 a word
