@@ -219,16 +219,16 @@ type nblock struct {
 	bytes           float64 // weight bytes of one neuron
 	kind0           *nkind  // shared static data of the block's kind
 
-	gap   []float32 // thr − the batch's largest persistent part: active iff S > gap
-	e     []float32 // token-level AR(1) state
-	shape *blockShape
-	par   []uint32  // the two parents of each neuron in the previous block, p1 | p2<<16 (shape's)
-	clus  []uint8   // co-activation cluster (contiguous native ranges; shape's)
-	kst   []float32 // cluster AR(1) states
-	s1    []uint8   // predictor state (4 bits)
-	loc   []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
-	home  []uint8
-	win   []uint8 // tokens active in the current window
+	gap    []float32 // thr − the batch's largest persistent part: active iff S > gap
+	e      []float32 // token-level AR(1) state
+	shape  *blockShape
+	p1, p2 []uint16  // the two parents of each neuron in the previous block (shape's)
+	clus   []uint8   // co-activation cluster (contiguous native ranges; shape's)
+	kst    []float32 // cluster AR(1) states
+	s1     []uint8   // predictor state (4 bits)
+	loc    []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
+	home   []uint8
+	win    []uint8 // tokens active in the current window
 	// gpuList holds the GPU-resident neurons (loc 0), in no particular order; collect
 	// rebuilds it and promote keeps it current, so finding victims scans the GPU set only.
 	gpuList []uint16
@@ -317,7 +317,7 @@ type neuronSim struct {
 	hotN  int
 
 	part    passPart
-	zeroPar []uint32
+	zeroPar []uint16
 }
 
 // latents are a block's latent variables for the current token and whether each neuron
@@ -380,7 +380,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	maxN := max(n[0], n[1])
 	ns.maxN = maxN
-	ns.zeroPar = make([]uint32, maxN)
+	ns.zeroPar = make([]uint16, maxN)
 	ns.pw = &predWork{}
 	for i := range 2 {
 		ns.lat[i] = new(latents)
@@ -489,8 +489,7 @@ func (ns *neuronSim) calibrate() *calibration {
 				var q2 float64
 				for m := range calibM {
 					for i := range b.n {
-						p1, p2 := parents(b.par[i])
-						q := float64(prev[m][p1] + prev[m][p2])
+						q := float64(prev[m][b.p1[i]] + prev[m][b.p2[i]])
 						q2 += q * q
 					}
 				}
@@ -510,8 +509,7 @@ func (ns *neuronSim) calibrate() *calibration {
 				for i := range b.n {
 					x := float32(0)
 					if b.id > 0 {
-						p1, p2 := parents(b.par[i])
-						x = float32(coef) * (prev[m][p1] + prev[m][p2])
+						x = float32(coef) * (prev[m][b.p1[i]] + prev[m][b.p2[i]])
 					}
 					if part == 0 {
 						x += cg*kst[b.clus[i]] + ce*g.normal()
@@ -542,9 +540,6 @@ type calibKey struct {
 	kappa, beta, gamma     float64
 }
 
-// parents unpacks a neuron's two parents.
-func parents(w uint32) (uint16, uint16) { return uint16(w), uint16(w >> 16) }
-
 // nativeOrder is block id's seeded permutation from rank to native index.
 func nativeOrder(seed uint64, id, n int) []int32 { return shuffled(seed, 0x6e6174697665, id, n) }
 
@@ -567,8 +562,8 @@ func shuffled(seed, salt uint64, id, n int) []int32 {
 // block and the sizes, so the engines of one model share it (sharedShapes), as they share
 // their kinds (sharedKinds).
 type blockShape struct {
-	clus []uint8
-	par  []uint32 // p1 | p2<<16
+	clus   []uint8
+	p1, p2 []uint16
 }
 
 type shapeKey struct {
@@ -640,15 +635,15 @@ func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 			sh.clus[r] = uint8(int(v) * K / n)
 		}
 		if pn > 0 {
-			sh.par = make([]uint32, n)
+			sh.p1, sh.p2 = make([]uint16, n), make([]uint16, n)
 			for i := range n {
-				p1 := uint32(pg.u64() % uint64(pn))
-				sh.par[i] = p1 | uint32(pg.u64()%uint64(pn))<<16
+				sh.p1[i] = uint16(pg.u64() % uint64(pn))
+				sh.p2[i] = uint16(pg.u64() % uint64(pn))
 			}
 		}
 		return sh
 	})
-	b.clus, b.par = b.shape.clus, b.shape.par
+	b.clus, b.p1, b.p2 = b.shape.clus, b.shape.p1, b.shape.p2
 	if pn > 0 {
 		g.skip(2 * n)
 	}
@@ -920,10 +915,10 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 					pc[i] = sb * hashNormal(splitmix(hb+uint64(i)))
 				}
 			} else {
-				for i, w := range b.par[:len(pc)] {
+				p2 := b.p2[:len(pc)]
+				for i, p1 := range b.p1[:len(pc)] {
 					c := sb * hashNormal(splitmix(hb+uint64(i)))
-					p1, p2 := parents(w)
-					pc[i] = b.aP*(pp[p1]+pp[p2]) + bb*c
+					pc[i] = b.aP*(pp[p1]+pp[p2[i]]) + bb*c
 				}
 			}
 			gap, th := b.gap[:len(pc)], thr[:len(pc)]
@@ -1098,10 +1093,10 @@ func (ns *neuronSim) pass(b *nblock) {
 func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
 	kd := b.kind0
 	n := b.n
-	par := b.par
+	p1, p2 := b.p1, b.p2
 	if !c.hasPar {
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
-		par = ns.zeroPar[:n]
+		p1, p2 = ns.zeroPar[:n], ns.zeroPar[:n]
 	}
 	qb := &c.q
 	var tAct, tPred, tTP, tGPUAct int32
@@ -1117,7 +1112,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
 			stepAR(&g, e, c.phi, c.sphi)
-			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
+			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
 			s1 := b.s1[j : j+m]
 			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
 			if ns.windowed {
@@ -1179,14 +1174,14 @@ func stepAR(g *wyrng, e []float32, phi, sphi float32) {
 // token-level AR(1) states e moved on (stepAR): each neuron's latent adds to its state its
 // cluster's state and the latents of its two parents, and it fires when the latent
 // exceeds its gap. c.q gets the predictor's input, (parents active)·2 + active.
-func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, curS []float32, curA []uint8) {
+func traceRun(c *passConst, e, gap []float32, clus []uint8, par1, par2 []uint16, curS []float32, curA []uint8) {
 	a, be := c.a, c.be
 	ps, pa := &c.prev.s, &c.prev.act
 	m := min(len(e), runLen)
-	e, gap, clus, par, curS, curA = e[:m], gap[:m], clus[:m], par[:m], curS[:m], curA[:m]
+	e, gap, clus, par1, par2, curS, curA = e[:m], gap[:m], clus[:m], par1[:m], par2[:m], curS[:m], curA[:m]
 	for k := range m {
 		ei := e[k]
-		p1, p2 := uint16(par[k]), uint16(par[k]>>16)
+		p1, p2 := par1[k], par2[k]
 		s := be*ei + c.kc[clus[k]] + a*(ps[p1]+ps[p2])
 		act := b2u(s > gap[k])
 		curS[k], curA[k] = s, act
@@ -1262,9 +1257,9 @@ func byteSum(b []uint8) int32 {
 // of its two correlated parents fired this token (the paper's layer-wise correlation).
 func (ns *neuronSim) correlation(b *nblock, prev, cur *latents) {
 	var n, a [3]int32
-	if b.par != nil {
-		for i, pk := range b.par {
-			s2 := prev.act[uint16(pk)] + prev.act[uint16(pk>>16)]
+	if b.p1 != nil {
+		for i, p1 := range b.p1 {
+			s2 := prev.act[p1] + prev.act[b.p2[i]]
 			n[s2]++
 			a[s2] += int32(cur.act[i])
 		}

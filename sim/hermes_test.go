@@ -714,7 +714,7 @@ func neuronSim70B(b *testing.B, layers int) *neuronSim {
 // BenchmarkNeuronPassFloor is not the model: it is the least a token's pass over
 // LLaMA2-70B's 2.95 M neurons can cost on this machine, the bound BenchmarkNeuronPass
 // /layers80 is measured against, in three steps over the pass's own arrays. memory reads
-// what the pass reads (e, gap, clus, par, s1, loc, win: 16 bytes a neuron) and writes
+// what the pass reads (e, gap, clus, p1, p2, s1, loc, win: 16 bytes a neuron) and writes
 // back what it changes (e, s1, win: 6 bytes), 65 MB a token to and from memory, each
 // byte array eight neurons a word; neurons does one trivial update a neuron instead and
 // also writes the block's latents and activations (5 bytes, which stay in the caches);
@@ -748,23 +748,23 @@ func BenchmarkNeuronPassFloor(b *testing.B) {
 	}
 }
 
-// floorArrays are block bl's arrays a pass reads, par a zero row for block 0.
-func floorArrays(bl *nblock, zeroPar []uint32) (e, gap []float32, par []uint32, clus, s1, loc, win []uint8) {
+// floorArrays are block bl's arrays a pass reads, the parents a zero row for block 0.
+func floorArrays(bl *nblock, zeroPar []uint16) (e, gap []float32, p1, p2 []uint16, clus, s1, loc, win []uint8) {
 	n := bl.n
-	par = bl.par
-	if par == nil {
-		par = zeroPar
+	p1, p2 = bl.p1, bl.p2
+	if p1 == nil {
+		p1, p2 = zeroPar, zeroPar
 	}
-	return bl.e[:n], bl.gap[:n], par[:n], bl.clus[:n], bl.s1[:n], bl.loc[:n], bl.win[:n]
+	return bl.e[:n], bl.gap[:n], p1[:n], p2[:n], bl.clus[:n], bl.s1[:n], bl.loc[:n], bl.win[:n]
 }
 
 // streamFloor reads block bl's arrays once and writes e, s1 and win back, the byte
 // arrays eight neurons a word; it returns a checksum of what it read.
-func streamFloor(bl *nblock, zeroPar []uint32) uint64 {
-	e, gap, par, clus, s1, loc, win := floorArrays(bl, zeroPar)
-	var x uint32
+func streamFloor(bl *nblock, zeroPar []uint16) uint64 {
+	e, gap, p1, p2, clus, s1, loc, win := floorArrays(bl, zeroPar)
+	var x uint16
 	for k := range e {
-		x += par[k]
+		x += p1[k] ^ p2[k]
 		e[k] += gap[k]
 	}
 	var w uint64
@@ -779,17 +779,16 @@ func streamFloor(bl *nblock, zeroPar []uint32) uint64 {
 // passFloor streams block bl's arrays once with one update a neuron, writing its latents
 // and activations into cur (and, with parents, reading its parents' from prev); it
 // returns a checksum of the activations it wrote.
-func passFloor(bl *nblock, prev, cur *latents, zeroPar []uint32, parents bool) uint64 {
-	e, gap, par, clus, s1, loc, win := floorArrays(bl, zeroPar)
+func passFloor(bl *nblock, prev, cur *latents, zeroPar []uint16, parents bool) uint64 {
+	e, gap, p1, p2, clus, s1, loc, win := floorArrays(bl, zeroPar)
 	curS, curA := cur.s[:len(e)], cur.act[:len(e)]
 	var sum uint64
 	for k := range e {
 		x := e[k] + gap[k]
-		a := clus[k] ^ loc[k] ^ uint8(par[k])
+		a := clus[k] ^ loc[k] ^ uint8(p1[k]^p2[k])
 		if parents {
-			p1, p2 := uint16(par[k]), uint16(par[k]>>16)
-			x += prev.s[p1] + prev.s[p2]
-			a += prev.act[p1] + prev.act[p2]
+			x += prev.s[p1[k]] + prev.s[p2[k]]
+			a += prev.act[p1[k]] + prev.act[p2[k]]
 		}
 		e[k] = x
 		curS[k], curA[k] = x, a
