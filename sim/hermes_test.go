@@ -762,10 +762,15 @@ func floorArrays(bl *nblock, zeroPar []uint16) (e, gap []float32, p1, p2 []uint1
 // arrays eight neurons a word; it returns a checksum of what it read.
 func streamFloor(bl *nblock, zeroPar []uint16) uint64 {
 	e, gap, p1, p2, clus, s1, loc, win := floorArrays(bl, zeroPar)
-	var x uint16
+	// The parents are read in a loop of their own: beside the stores to e, their
+	// addresses (every array starts on a page) share the low 12 bits with stores of
+	// half as many neurons back, which the core takes for a dependence and waits on.
 	for k := range e {
-		x += p1[k] ^ p2[k]
 		e[k] += gap[k]
+	}
+	var x uint16
+	for k, v := range p1 {
+		x += v ^ p2[k]
 	}
 	var w uint64
 	for k := 0; k+8 <= len(clus); k += 8 {
