@@ -401,7 +401,7 @@ func (h *hermes) resetGPUSet() {
 				b.loc[r] = 1 + b.home[r]
 			}
 		}
-		b.collect(h.hc.Policy.HotThreshold)
+		b.collect()
 	}
 	h.ns.churn = 0
 }

@@ -33,7 +33,7 @@ const (
 	normSize = 1 << normBits
 	cdfSize  = 4096
 	cdfSpan  = 8.0 // the CDF table covers [−cdfSpan, cdfSpan]
-	zChunk   = 640 // normals drawn ahead in a pass (a multiple of the five per draw)
+	runLen   = 640 // neurons a pass takes at a time (a multiple of the five normals a draw)
 )
 
 var (
@@ -219,16 +219,16 @@ type nblock struct {
 	bytes           float64 // weight bytes of one neuron
 	kind0           *nkind  // shared static data of the block's kind
 
-	gap   []float32 // thr − the batch's largest persistent part: active iff S > gap
-	e     []float32 // token-level AR(1) state
-	shape *blockShape
-	par   []uint32  // the two parents of each neuron in the previous block, p1 | p2<<16 (shape's)
-	clus  []uint8   // co-activation cluster (contiguous native ranges; shape's)
-	kst   []float32 // cluster AR(1) states
-	s1    []uint8   // predictor state (4 bits)
-	loc   []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
-	home  []uint8
-	win   []uint8 // tokens active in the current window
+	gap    []float32 // thr − the batch's largest persistent part: active iff S > gap
+	e      []float32 // token-level AR(1) state
+	shape  *blockShape
+	p1, p2 []uint16  // the two parents of each neuron in the previous block (shape's)
+	clus   []uint8   // co-activation cluster (contiguous native ranges; shape's)
+	kst    []float32 // cluster AR(1) states
+	s1     []uint8   // predictor state (4 bits)
+	loc    []uint8   // where it is computed: 0 = GPU copy, 1+j = home location j
+	home   []uint8
+	win    []uint8 // tokens active in the current window
 	// gpuList holds the GPU-resident neurons (loc 0), in no particular order; collect
 	// rebuilds it and promote keeps it current, so finding victims scans the GPU set only.
 	gpuList []uint16
@@ -244,7 +244,6 @@ type nblock struct {
 	actGPU            int32
 	bins              []NeuronBin
 	binLoc            []uint16 // neurons per bin and location, bins × locs (placement at the pass)
-	cand              []uint32 // off-GPU neurons whose state exceeds T_h: index | state<<16
 	promoted          []uint16 // this token, until the pass counts them
 	remapped          []uint16
 	corrN, corrA      [3]int32 // neurons with 0/1/2 parents active, and of them active
@@ -272,10 +271,9 @@ type neuronSim struct {
 	blocks []*nblock
 	kinds  [2]*nkind
 
-	// The latents and activations of the block before and the block being passed, side by
-	// side so a parent's are in one cache line, indexed by a uint16 parent without bounds
-	// checks.
-	lat  [2]*[1 << 16]latent
+	// The latents and activations of the block before and the block being passed,
+	// indexed by a uint16 parent without bounds checks.
+	lat  [2]*latents
 	maxN int // the larger block size
 
 	members []int
@@ -286,8 +284,8 @@ type neuronSim struct {
 	token int // tokens generated so far (the RNG counter)
 
 	// tabPar and tabNoPar give, for index s1·8 + s2·2 + act, a neuron's activation (bit
-	// 0), whether it was predicted active (bit 1), its next state (bits 2–5) and whether
-	// that is hot (bit 6), for blocks with and without a previous block.
+	// 0), whether it was predicted active (bit 1) and its next state (bits 2–5), for
+	// blocks with and without a previous block.
 	tabPar   [128]uint8
 	tabNoPar [128]uint8
 	oracle   bool
@@ -295,9 +293,9 @@ type neuronSim struct {
 	// DIMMs), so the pass counts each neuron's activations in the window.
 	windowed bool
 	pw       *predWork
-	active   []uint16 // a remap's cold neurons active in the window
-	// A remap's buckets, pair·(maxA+1) + A, kept with their storage from one remap to
-	// the next, and the pair's buckets as it takes neurons from them.
+	// A remap's buckets of cold neurons active in the window, DIMM·256 + A, kept with
+	// their storage from one remap to the next, and a pair's buckets as it takes neurons
+	// from them.
 	buckets, bucketCur [][]uint16
 	// A promotion's candidates and victims by state, and the chosen ones.
 	byCand  [16][]uint16
@@ -319,13 +317,17 @@ type neuronSim struct {
 	hotN  int
 
 	part    passPart
-	zeroPar []uint32
+	zeroPar []uint16
 }
 
-// latent is a neuron's latent variable for the current token and whether it fired.
-type latent struct {
-	s   float32
-	act uint32
+// latents are a block's latent variables for the current token and whether each neuron
+// fired, in two arrays: the next block gathers from them twice a neuron, and at 5 bytes a
+// neuron the two blocks a pass holds take 640 KiB rather than the 1 MiB of a float and a
+// word side by side, the whole of many cores' L2, leaving room for the arrays the pass
+// streams.
+type latents struct {
+	s   [1 << 16]float32
+	act [1 << 16]uint8
 }
 
 // neuronCosts are the per-neuron expected times the offline mapper balances (Eq. 1–5).
@@ -362,13 +364,12 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 					next = min(15, st+pol.StateInc)
 				}
 				k := st*8 + s2*2 + int(act)
-				hot := b2u(next > pol.HotThreshold)
 				pp, pn := withPar, noPar
 				if ns.oracle {
 					pp, pn = act, act
 				}
-				ns.tabPar[k] = act | pp<<1 | uint8(next)<<2 | hot<<6
-				ns.tabNoPar[k] = act | pn<<1 | uint8(next)<<2 | hot<<6
+				ns.tabPar[k] = act | pp<<1 | uint8(next)<<2
+				ns.tabNoPar[k] = act | pn<<1 | uint8(next)<<2
 			}
 		}
 	}
@@ -379,10 +380,10 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	maxN := max(n[0], n[1])
 	ns.maxN = maxN
-	ns.zeroPar = make([]uint32, maxN)
-	ns.pw = &predWork{inc: [4]uint64{1, 1 << 16, 1 << 32, 1 << 48}}
+	ns.zeroPar = make([]uint16, maxN)
+	ns.pw = &predWork{}
 	for i := range 2 {
-		ns.lat[i] = new([1 << 16]latent)
+		ns.lat[i] = new(latents)
 	}
 	ns.blocks = make([]*nblock, 2*layers)
 	for b := range ns.blocks {
@@ -400,7 +401,7 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	}
 	ns.mapOffline(cost)
 	for _, b := range ns.blocks {
-		b.collect(pol.HotThreshold)
+		b.collect()
 	}
 	return ns, nil
 }
@@ -488,8 +489,7 @@ func (ns *neuronSim) calibrate() *calibration {
 				var q2 float64
 				for m := range calibM {
 					for i := range b.n {
-						p1, p2 := parents(b.par[i])
-						q := float64(prev[m][p1] + prev[m][p2])
+						q := float64(prev[m][b.p1[i]] + prev[m][b.p2[i]])
 						q2 += q * q
 					}
 				}
@@ -509,8 +509,7 @@ func (ns *neuronSim) calibrate() *calibration {
 				for i := range b.n {
 					x := float32(0)
 					if b.id > 0 {
-						p1, p2 := parents(b.par[i])
-						x = float32(coef) * (prev[m][p1] + prev[m][p2])
+						x = float32(coef) * (prev[m][b.p1[i]] + prev[m][b.p2[i]])
 					}
 					if part == 0 {
 						x += cg*kst[b.clus[i]] + ce*g.normal()
@@ -541,9 +540,6 @@ type calibKey struct {
 	kappa, beta, gamma     float64
 }
 
-// parents unpacks a neuron's two parents.
-func parents(w uint32) (uint16, uint16) { return uint16(w), uint16(w >> 16) }
-
 // nativeOrder is block id's seeded permutation from rank to native index.
 func nativeOrder(seed uint64, id, n int) []int32 { return shuffled(seed, 0x6e6174697665, id, n) }
 
@@ -566,8 +562,8 @@ func shuffled(seed, salt uint64, id, n int) []int32 {
 // block and the sizes, so the engines of one model share it (sharedShapes), as they share
 // their kinds (sharedKinds).
 type blockShape struct {
-	clus []uint8
-	par  []uint32 // p1 | p2<<16
+	clus   []uint8
+	p1, p2 []uint16
 }
 
 type shapeKey struct {
@@ -639,15 +635,15 @@ func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 			sh.clus[r] = uint8(int(v) * K / n)
 		}
 		if pn > 0 {
-			sh.par = make([]uint32, n)
+			sh.p1, sh.p2 = make([]uint16, n), make([]uint16, n)
 			for i := range n {
-				p1 := uint32(pg.u64() % uint64(pn))
-				sh.par[i] = p1 | uint32(pg.u64()%uint64(pn))<<16
+				sh.p1[i] = uint16(pg.u64() % uint64(pn))
+				sh.p2[i] = uint16(pg.u64() % uint64(pn))
 			}
 		}
 		return sh
 	})
-	b.clus, b.par = b.shape.clus, b.shape.par
+	b.clus, b.p1, b.p2 = b.shape.clus, b.shape.p1, b.shape.p2
 	if pn > 0 {
 		g.skip(2 * n)
 	}
@@ -919,10 +915,10 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 					pc[i] = sb * hashNormal(splitmix(hb+uint64(i)))
 				}
 			} else {
-				for i, w := range b.par[:len(pc)] {
+				p2 := b.p2[:len(pc)]
+				for i, p1 := range b.p1[:len(pc)] {
 					c := sb * hashNormal(splitmix(hb+uint64(i)))
-					p1, p2 := parents(w)
-					pc[i] = b.aP*(pp[p1]+pp[p2]) + bb*c
+					pc[i] = b.aP*(pp[p1]+pp[p2[i]]) + bb*c
 				}
 			}
 			gap, th := b.gap[:len(pc)], thr[:len(pc)]
@@ -962,7 +958,7 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			clear(b.win)
 			b.sinc = 0
 		}
-		b.collect(ns.pol.HotThreshold)
+		b.collect()
 	}
 }
 
@@ -985,15 +981,12 @@ func initState(f float64, mode string) uint8 {
 	return uint8(min(14, max(1, s)))
 }
 
-// collect rebuilds the promotion candidates and the GPU list from the states.
-func (b *nblock) collect(th int) {
-	b.cand = b.cand[:0]
+// collect rebuilds the GPU list from the placement, and the bins' placement and states.
+func (b *nblock) collect() {
 	b.gpuList = b.gpuList[:0]
-	for i, st := range b.s1 {
-		if b.loc[i] == 0 {
+	for i, l := range b.loc {
+		if l == 0 {
 			b.gpuList = append(b.gpuList, uint16(i))
-		} else if int(st) > th {
-			b.cand = append(b.cand, uint32(i)|uint32(st)<<16)
 		}
 	}
 	slices.Reverse(b.gpuList)
@@ -1020,7 +1013,6 @@ func (b *nblock) collect(th int) {
 // passPart is one worker's share of a block pass: a contiguous range of bins.
 type passPart struct {
 	comp                  [256]int32
-	cand                  []uint32
 	act, pred, tp, gpuAct int32
 }
 
@@ -1029,11 +1021,9 @@ type passConst struct {
 	a, phi, sphi, be float32
 	kc               [256]float32
 	hasPar           bool
-	prev             *[1 << 16]latent
-	cur              []latent
-	// A run's normals drawn ahead and its predictor inputs, s2·2 + act per neuron.
-	z    [zChunk + 4]float32
-	q    [zChunk]uint8
+	prev, cur        *latents
+	// A run's predictor inputs, s2·2 + act per neuron.
+	q    [runLen]uint8
 	seed uint64
 }
 
@@ -1045,7 +1035,7 @@ func (ns *neuronSim) pass(b *nblock) {
 	sp := &ns.sp
 	var c passConst
 	c.hasPar = b.id > 0
-	c.prev, c.cur = ns.lat[(b.id+1)&1], ns.lat[b.id&1][:b.n]
+	c.prev, c.cur = ns.lat[(b.id+1)&1], ns.lat[b.id&1]
 	c.seed = hash3(ns.seed^0x746f6b656e, uint64(ns.token), uint64(b.id))
 	g := wyrng{s: c.seed}
 	phiK := float32(sp.PhiCluster)
@@ -1065,9 +1055,12 @@ func (ns *neuronSim) pass(b *nblock) {
 	c.phi = float32(sp.Phi)
 	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
-	ns.pw.tab = ns.tabNoPar
+	tab := &ns.tabNoPar
 	if c.hasPar {
-		ns.pw.tab = ns.tabPar
+		tab = &ns.tabPar
+	}
+	for k, v := range tab {
+		ns.pw.next[k], ns.pw.inc[k] = v>>2&15, 1<<(16*(v&3))
 	}
 
 	// One pass over every bin: on two cores, splitting the bins over goroutines made a
@@ -1075,12 +1068,9 @@ func (ns *neuronSim) pass(b *nblock) {
 	pt := &ns.part
 	pt.comp = [256]int32{}
 	pt.act, pt.pred, pt.tp, pt.gpuAct = 0, 0, 0, 0
-	pt.cand = b.cand[:0]
 	ns.passBins(b, &c, 0, len(b.bins), pt)
 	copy(b.comp, pt.comp[:])
 	act, pred, tp, gpuAct := pt.act, pt.pred, pt.tp, pt.gpuAct
-	b.cand = pt.cand
-	pt.cand = nil
 	b.act, b.pred, b.fp, b.fn, b.actGPU = act, pred, pred-tp, act-tp, gpuAct
 	for _, r := range b.promoted {
 		b.bins[ns.binOf(b, int(r))].Promoted++
@@ -1091,24 +1081,24 @@ func (ns *neuronSim) pass(b *nblock) {
 	b.promoted, b.remapped = b.promoted[:0], b.remapped[:0]
 	b.sinc++
 	if b.id == ns.simBlock {
-		ns.similarity(c.cur)
+		ns.similarity(c.cur.act[:b.n])
 		ns.correlation(b, c.prev, c.cur)
 	}
 }
 
-// passBins runs bins [from, to) of block b's pass into pt, a run of at most zChunk
-// neurons at a time: the trace (traceRun), then the predictor (predictRun) and the window
-// counts, each its own tight loop over the run's arrays.
+// passBins runs bins [from, to) of block b's pass into pt, a run of at most runLen
+// neurons at a time: the trace (stepAR, traceRun), then the predictor (predictRun) and
+// the window counts, each its own tight loop over the run's arrays (one loop for the
+// trace and the predictor was slower: it holds more values than there are registers).
 func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPart) {
 	kd := b.kind0
 	n := b.n
-	par := b.par
+	p1, p2 := b.p1, b.p2
 	if !c.hasPar {
 		// Block 0 has no parents: point at a zero row so one loop serves every block.
-		par = ns.zeroPar[:n]
+		p1, p2 = ns.zeroPar[:n], ns.zeroPar[:n]
 	}
-	zb, qb := &c.z, &c.q
-	nc := 0
+	qb := &c.q
 	var tAct, tPred, tTP, tGPUAct int32
 	for bi := from; bi < to; bi++ {
 		lo, hi := int(kd.binLo[bi]), int(kd.binLo[bi+1])
@@ -1118,20 +1108,13 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			clear(hc[c<<8 : c<<8+ns.locs])
 		}
 		var stSum int32
-		for j := lo; j < hi; j += zChunk {
-			m := min(zChunk, hi-j)
-			for k := 0; k < m; k += 5 {
-				r := g.u64()
-				zb[k] = normTab[r&(normSize-1)]
-				zb[k+1] = normTab[(r>>12)&(normSize-1)]
-				zb[k+2] = normTab[(r>>24)&(normSize-1)]
-				zb[k+3] = normTab[(r>>36)&(normSize-1)]
-				zb[k+4] = normTab[(r>>48)&(normSize-1)]
-			}
+		for j := lo; j < hi; j += runLen {
+			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
-			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], par[j:j+m], c.cur[j:j+m])
+			stepAR(&g, e, c.phi, c.sphi)
+			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
 			s1 := b.s1[j : j+m]
-			nc = predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m], j, nc)
+			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
 			if ns.windowed {
 				countWindow(b.win[j:j+m], qb[:len(e)])
 			}
@@ -1159,61 +1142,76 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		tPred += nPred
 		tTP += nTP
 	}
-	pt.cand = append(pt.cand, ns.pw.cand[:nc]...)
 	pt.act, pt.pred, pt.tp, pt.gpuAct = tAct, tPred, tTP, tGPUAct
 }
 
+// stepAR moves a run of neurons' token-level AR(1) states on by a fresh normal each,
+// e ← φ·e + √(1−φ²)·z, five normals to a draw of g. It is the trace's first step, apart
+// from traceRun so that loop holds fewer values, and the normals need no buffer.
+func stepAR(g *wyrng, e []float32, phi, sphi float32) {
+	gl := *g // in a register, not written back each draw
+	for ; len(e) >= 5; e = e[5:] {
+		r := gl.u64()
+		e5 := e[:5:5]
+		e5[0] = phi*e5[0] + sphi*normTab[r&(normSize-1)]
+		e5[1] = phi*e5[1] + sphi*normTab[(r>>12)&(normSize-1)]
+		e5[2] = phi*e5[2] + sphi*normTab[(r>>24)&(normSize-1)]
+		e5[3] = phi*e5[3] + sphi*normTab[(r>>36)&(normSize-1)]
+		e5[4] = phi*e5[4] + sphi*normTab[(r>>48)&(normSize-1)]
+	}
+	if len(e) > 0 {
+		r := gl.u64()
+		for k := range e {
+			e[k] = phi*e[k] + sphi*normTab[r&(normSize-1)]
+			r >>= normBits
+		}
+	}
+	*g = gl
+}
+
 // traceRun draws the activations of a run of neurons for the current token (the
-// synthetic trace behind §III's token-wise similarity and layer-wise correlation): each
-// neuron's token-level AR(1) state moves on by a fresh normal z, its latent adds its
+// synthetic trace behind §III's token-wise similarity and layer-wise correlation), their
+// token-level AR(1) states e moved on (stepAR): each neuron's latent adds to its state its
 // cluster's state and the latents of its two parents, and it fires when the latent
-// exceeds its gap. c.z holds the run's normals; c.q gets the predictor's input, (parents
-// active)·2 + active.
-func traceRun(c *passConst, e, gap []float32, clus []uint8, par []uint32, cur []latent) {
-	a, phi, sphi, be := c.a, c.phi, c.sphi, c.be
-	prev := c.prev
-	m := min(len(e), zChunk)
-	e, gap, clus, par, cur = e[:m], gap[:m], clus[:m], par[:m], cur[:m]
+// exceeds its gap. c.q gets the predictor's input, (parents active)·2 + active.
+func traceRun(c *passConst, e, gap []float32, clus []uint8, par1, par2 []uint16, curS []float32, curA []uint8) {
+	a, be := c.a, c.be
+	ps, pa := &c.prev.s, &c.prev.act
+	m := min(len(e), runLen)
+	e, gap, clus, par1, par2, curS, curA = e[:m], gap[:m], clus[:m], par1[:m], par2[:m], curS[:m], curA[:m]
 	for k := range m {
-		ei := phi*e[k] + sphi*c.z[k]
-		e[k] = ei
-		pk := par[k]
-		l1, l2 := &prev[uint16(pk)], &prev[uint16(pk>>16)]
-		s := be*ei + c.kc[clus[k]] + a*(l1.s+l2.s)
+		ei := e[k]
+		p1, p2 := par1[k], par2[k]
+		s := be*ei + c.kc[clus[k]] + a*(ps[p1]+ps[p2])
 		act := b2u(s > gap[k])
-		cur[k] = latent{s, uint32(act)}
-		c.q[k] = uint8(l1.act+l2.act)*2 + act
+		curS[k], curA[k] = s, act
+		c.q[k] = (pa[p1]+pa[p2])*2 + act
 	}
 }
 
-// predWork is the predictor's table and outputs, behind one pointer so its loop keeps
-// its values in registers.
+// predWork is the predictor's tables and outputs, behind one pointer so its loop keeps
+// its values in registers. The block's step table (tabPar or tabNoPar) is split in two,
+// each read directly by s1·8 + s2·2 + act: unpacking one byte took more instructions
+// than the second load.
 type predWork struct {
-	tab  [128]uint8      // the block's step table (tabPar or tabNoPar)
-	inc  [4]uint64       // 1 in the 16-bit lane pred·2 + act
-	hc   [1024]uint64    // a bin's neurons per copy·256 + location, by prediction and activation
-	cand [1 << 16]uint32 // a pass's promotion candidates, index | state<<16
+	next [128]uint8   // the next state
+	inc  [128]uint64  // 1 in the 16-bit lane of the count, pred·2 + act
+	hc   [1024]uint64 // a bin's neurons per copy·256 + location, by prediction and activation
 }
 
-// predictRun runs the lightweight predictor (§IV-C) over a run of neurons starting at
-// index base: the prediction from the state and the parents (s1 + λ·s2 against T), the
-// +4/−1 state update from the actual activation, the count per location, prediction and
-// activation into w.hc, and the off-GPU neurons turned hot (§IV-D), with their states,
-// into w.cand from nc on. It returns the new nc.
-func predictRun(w *predWork, q, s1, loc []uint8, base, nc int) int {
+// predictRun runs the lightweight predictor (§IV-C) over a run of neurons: the prediction
+// from the state and the parents (s1 + λ·s2 against T), the +4/−1 state update from the
+// actual activation, and the count per location, prediction and activation into w.hc.
+// The neurons it turns hot are not listed here: the promotion finds the few it needs in
+// the states (candidates).
+func predictRun(w *predWork, q, s1, loc []uint8) {
 	s1, loc = s1[:len(q)], loc[:len(q)]
-	idx := uint32(base)
 	for k, qk := range q {
-		v := int(w.tab[(int(s1[k])<<3|int(qk))&127])
-		s1[k] = uint8(v >> 2 & 15)
-		l := int(loc[k])
+		i := (int(s1[k])<<3 | int(qk)) & 127
+		s1[k] = w.next[i]
 		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		w.hc[(k&3)<<8|l] += w.inc[v&3]
-		w.cand[uint16(nc)] = idx | uint32(v&0x3c)<<14
-		idx++
-		nc += v >> 6 & ((l + 255) >> 8) // hot and off the GPU
+		w.hc[(k&3)<<8|int(loc[k])] += w.inc[i]
 	}
-	return nc
 }
 
 const (
@@ -1239,7 +1237,7 @@ func countWindow(win, q []uint8) {
 	}
 }
 
-// byteSum is the sum of the bytes of b (at most zChunk of them, each at most 15).
+// byteSum is the sum of the bytes of b (at most runLen of them, each at most 15).
 func byteSum(b []uint8) int32 {
 	const lo16 = 0x00ff00ff00ff00ff
 	var acc uint64 // four 16-bit lanes, each growing by at most 30 a word
@@ -1257,13 +1255,13 @@ func byteSum(b []uint8) int32 {
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one
 // of its two correlated parents fired this token (the paper's layer-wise correlation).
-func (ns *neuronSim) correlation(b *nblock, prev *[1 << 16]latent, cur []latent) {
+func (ns *neuronSim) correlation(b *nblock, prev, cur *latents) {
 	var n, a [3]int32
-	if b.par != nil {
-		for i, pk := range b.par {
-			s2 := prev[uint16(pk)].act + prev[uint16(pk>>16)].act
+	if b.p1 != nil {
+		for i, p1 := range b.p1 {
+			s2 := prev.act[p1] + prev.act[b.p2[i]]
 			n[s2]++
-			a[s2] += int32(cur[i].act)
+			a[s2] += int32(cur.act[i])
 		}
 	}
 	b.corrN, b.corrA = n, a
@@ -1277,13 +1275,13 @@ func (ns *neuronSim) binOf(b *nblock, r int) int {
 
 // similarity records block simBlock's activated set and compares it with the sets 1, 10
 // and 25 tokens earlier: |A_t ∩ A_{t−d}| / |A_t| (the paper's token-wise similarity).
-func (ns *neuronSim) similarity(cur []latent) {
+func (ns *neuronSim) similarity(act []uint8) {
 	slot := ns.ringHead
 	bs := ns.ring[slot]
 	clear(bs)
 	cnt := 0
-	for i, w := range cur {
-		if w.act != 0 {
+	for i, w := range act {
+		if w != 0 {
 			bs[i/64] |= 1 << (i % 64)
 			cnt++
 		}
@@ -1312,30 +1310,35 @@ func (ns *neuronSim) similarity(cur []latent) {
 // copy fits in budget bytes (queue mode; stall mode passes an unbounded budget); the rest
 // stay candidates for a later window. It returns the neurons copied.
 func (ns *neuronSim) promote(b *nblock, budget float64) int {
-	if len(b.cand) == 0 || b.slot == 0 {
+	if b.slot == 0 {
 		return 0
 	}
-	m := len(b.cand)
-	if budget < float64(m)*b.bytes {
-		m = int(budget / b.bytes)
+	// m, the neurons to copy, is every candidate if the budget holds them all, else as
+	// many as it holds. The candidates are the off-GPU neurons whose state exceeds T_h,
+	// read from the states here rather than listed by the pass, as a quarter of a
+	// block's neurons can be candidates and a promotion needs only the best few: one scan
+	// keeps the first k of each state (hotter rank first among equals) and ends once k of
+	// the highest state are in, as no later candidate can displace them. With k two
+	// above what the budget holds, a scan that ends early has met more candidates than
+	// the budget holds, and m is what it holds.
+	held := b.n
+	if budget < float64(b.n)*b.bytes {
+		held = max(0, int(budget/b.bytes))
+	}
+	byCand := &ns.byCand
+	count, stopped := ns.candidates(b, held+2)
+	m := held
+	if !stopped {
+		if count == 0 {
+			return 0
+		}
+		m = count
+		if budget < float64(m)*b.bytes {
+			m = int(budget / b.bytes)
+		}
 	}
 	if m <= 0 {
 		return 0
-	}
-	// The m best candidates by state, highest first (hotter rank first among equals), in
-	// one scan of the candidates keeping the first m of each state; it ends once m of the
-	// highest state are in, as no later candidate can displace them.
-	byCand := &ns.byCand
-	for s := range byCand {
-		byCand[s] = byCand[s][:0]
-	}
-	for _, c := range b.cand {
-		if s := c >> 16; len(byCand[s]) < m {
-			byCand[s] = append(byCand[s], uint16(c))
-			if len(byCand[15]) == m {
-				break
-			}
-		}
 	}
 	best := ns.best[:0]
 	for s := 15; s >= 0 && len(best) < m; s-- {
@@ -1377,8 +1380,52 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 		b.promoted = append(b.promoted, c)
 		n++
 	}
-	b.cand = b.cand[:0] // the next pass collects the candidates afresh
 	return n
+}
+
+// candidates files block b's off-GPU neurons whose state exceeds T_h into ns.byCand by
+// state, in index order, at most k a state, and stops once k of state 15 are in. It
+// returns the candidates met and whether it stopped there. It reads eight neurons a word:
+// a state is at most 15, so adding 127 − T_h to each byte sets its bit 7 exactly when the
+// state exceeds T_h, with no carry between bytes.
+func (ns *neuronSim) candidates(b *nblock, k int) (int, bool) {
+	const hi8 = lo8 << 7
+	byCand := &ns.byCand
+	for s := range byCand {
+		byCand[s] = byCand[s][:0]
+	}
+	th := ns.pol.HotThreshold
+	if th >= 15 {
+		return 0, false
+	}
+	add := uint64(127-max(th, -1)) * lo8
+	s1, loc := b.s1, b.loc[:len(b.s1)]
+	count := 0
+	file := func(i int) bool {
+		count++
+		if s := s1[i]; len(byCand[s]) < k {
+			byCand[s] = append(byCand[s], uint16(i))
+			return len(byCand[15]) == k
+		}
+		return false
+	}
+	w := 0
+	for ; w+8 <= len(s1); w += 8 {
+		st := binary.LittleEndian.Uint64(s1[w:])
+		l := binary.LittleEndian.Uint64(loc[w:])
+		off := (l&lo7 + lo7) | l // bit 7 of each byte not 0
+		for x := (st + add) & off & hi8; x != 0; x &= x - 1 {
+			if file(w + bits.TrailingZeros64(x)>>3) {
+				return count, true
+			}
+		}
+	}
+	for i := w; i < len(s1); i++ {
+		if int(s1[i]) > th && loc[i] != 0 && file(i) {
+			return count, true
+		}
+	}
+	return count, false
 }
 
 // remapResult is what Algorithm 1 did to one block.
@@ -1407,10 +1454,18 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		return res
 	}
 	// Z and the cold neurons active in the window, eight neurons a word: only the active
-	// ones are visited, in index order.
+	// ones are visited, in index order. They go into buckets by DIMM and activity
+	// (DIMM·256 + A) in the same scan: only the heavy DIMMs' buckets are used, but which
+	// DIMMs are heavy is known only once Z is, and a second pass cost more.
 	Z := make([]int32, J)
 	maxA := 0
-	active := ns.active[:0]
+	if len(ns.buckets) < J*256 {
+		ns.buckets = make([][]uint16, J*256)
+	}
+	buckets := ns.buckets[:J*256]
+	for i := range buckets {
+		buckets[i] = buckets[i][:0]
+	}
 	win, loc := b.win, b.loc[:len(b.win)]
 	for k := 0; k < len(win); k += 8 {
 		var w uint64
@@ -1423,45 +1478,23 @@ func (ns *neuronSim) remap(b *nblock) remapResult {
 		}
 		for nz := ((w&lo7 + lo7) | w) &^ lo7; nz != 0; nz &= nz - 1 { // bit 7 of each byte not 0
 			i := k + bits.TrailingZeros64(nz)>>3
-			if l := loc[i]; l != 0 {
-				Z[l-1] += int32(win[i])
-				maxA = max(maxA, int(win[i]))
-				active = append(active, uint16(i))
+			if l := int(loc[i]); l != 0 {
+				a := int(win[i])
+				Z[l-1] += int32(a)
+				maxA = max(maxA, a)
+				buckets[(l-1)<<8|a] = append(buckets[(l-1)<<8|a], uint16(i))
 			}
 		}
 	}
-	ns.active = active
 	copy(res.before, Z)
 	ord := make([]int, J)
 	for j := range ord {
 		ord[j] = j
 	}
 	slices.SortStableFunc(ord, func(x, y int) int { return int(Z[y] - Z[x]) })
-	heavy := make([]int, J) // pair index of each heavy DIMM, −1 otherwise
-	for j := range heavy {
-		heavy[j] = -1
-	}
-	for id := 0; id < J/2; id++ {
-		heavy[ord[id]] = id
-	}
-	// Cold neurons of each heavy DIMM bucketed by activity.
-	nb := (J / 2) * (maxA + 1)
-	for len(ns.buckets) < nb {
-		ns.buckets = append(ns.buckets, nil)
-	}
-	buckets := ns.buckets[:nb]
-	for i := range buckets {
-		buckets[i] = buckets[i][:0]
-	}
-	for _, i := range active {
-		if p := heavy[loc[i]-1]; p >= 0 {
-			k := p*(maxA+1) + int(win[i])
-			buckets[k] = append(buckets[k], i)
-		}
-	}
 	for id := 0; id < J/2; id++ {
 		hi, lo := ord[id], ord[J-1-id]
-		bk := append(ns.bucketCur[:0], buckets[id*(maxA+1):(id+1)*(maxA+1)]...)
+		bk := append(ns.bucketCur[:0], buckets[hi<<8:hi<<8+maxA+1]...)
 		ns.bucketCur = bk
 		for {
 			gapZ := int(Z[hi] - Z[lo])
