@@ -345,3 +345,39 @@ func TestScheduleRepeatRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Repeat copies a period only when each of its ops is, field by field, the one a period
+// before moved on: a field Op gains must be compared there too, or this fails.
+func TestScheduleRepeatComparesEveryField(t *testing.T) {
+	lanes := []Lane{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	for f := -1; f < reflect.TypeFor[Op]().NumField(); f++ {
+		s := NewSchedule(lanes, 0, 0)
+		var marks []Mark
+		for i := range 3 {
+			marks = append(marks, s.Mark())
+			x := s.Add(Op{Name: "A", Lane: 0, Dur: 10, Layer: i})
+			op := Op{Name: "B", Lane: 1, Dur: 5, FLOPs: 1, Bytes: 2, Layer: i, SubBatch: 1}
+			if i == 2 && f >= 0 {
+				v := reflect.ValueOf(&op).Elem().Field(f)
+				switch v.Kind() {
+				case reflect.String:
+					v.SetString(v.String() + "'")
+				case reflect.Int, reflect.Int64:
+					v.SetInt(v.Int() + 1)
+				case reflect.Float64:
+					v.SetFloat(v.Float() + 1)
+				default:
+					t.Fatalf("Op.%s is a %s: teach this test to change it", reflect.TypeFor[Op]().Field(f).Name, v.Kind())
+				}
+			}
+			s.Add(op, x)
+		}
+		if got := s.Repeat(marks[1], marks[2], 2); got != (f < 0) {
+			name := "nothing"
+			if f >= 0 {
+				name = reflect.TypeFor[Op]().Field(f).Name
+			}
+			t.Errorf("last period's op differs in %s: Repeat = %v", name, got)
+		}
+	}
+}
