@@ -94,9 +94,16 @@ type wyrng struct {
 }
 
 func (g *wyrng) u64() uint64 {
-	g.s += 0xa0761d6478bd642f
-	hi, lo := bits.Mul64(g.s, g.s^0xe7037ed1a0b428db)
-	return hi ^ lo
+	var r uint64
+	g.s, r = wyrand(g.s)
+	return r
+}
+
+// wyrand advances a generator state s by one draw: the new state and its 64 bits.
+func wyrand(s uint64) (next, r uint64) {
+	s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(s, s^0xe7037ed1a0b428db)
+	return s, hi ^ lo
 }
 
 // skip advances the generator past k 64-bit draws.
@@ -293,6 +300,9 @@ type neuronSim struct {
 	// DIMMs), so the pass counts each neuron's activations in the window.
 	windowed bool
 	pw       *predWork
+	// innov is normTab scaled by √(1−φ²): the token-level AR(1) innovations, one
+	// multiplication a neuron fewer in the pass (the same float32 product either way).
+	innov *[normSize]float32
 	// A remap's buckets of cold neurons active in the window, DIMM·256 + A, kept with
 	// their storage from one remap to the next, and a pair's buckets as it takes neurons
 	// from them.
@@ -382,6 +392,11 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	ns.maxN = maxN
 	ns.zeroPar = make([]uint16, maxN)
 	ns.pw = &predWork{}
+	ns.innov = new([normSize]float32)
+	sphi := float32(math.Sqrt(1 - sp.Phi*sp.Phi))
+	for k, z := range normTab {
+		ns.innov[k] = sphi * z
+	}
 	for i := range 2 {
 		ns.lat[i] = new(latents)
 	}
@@ -1018,10 +1033,10 @@ type passPart struct {
 
 // passConst are the per-token constants of a block pass.
 type passConst struct {
-	a, phi, sphi, be float32
-	kc               [256]float32
-	hasPar           bool
-	prev, cur        *latents
+	a, phi, be float32
+	kc         [256]float32
+	hasPar     bool
+	prev, cur  *latents
 	// A run's predictor inputs, s2·2 + act per neuron.
 	q    [runLen]uint8
 	seed uint64
@@ -1053,7 +1068,6 @@ func (ns *neuronSim) pass(b *nblock) {
 		c.kc[k] = cg * v
 	}
 	c.phi = float32(sp.Phi)
-	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
 	tab := &ns.tabNoPar
 	if c.hasPar {
@@ -1111,7 +1125,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		for j := lo; j < hi; j += runLen {
 			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
-			stepAR(&g, e, c.phi, c.sphi)
+			stepAR(&g, e, c.phi, ns.innov)
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
 			s1 := b.s1[j : j+m]
 			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
@@ -1146,27 +1160,29 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 }
 
 // stepAR moves a run of neurons' token-level AR(1) states on by a fresh normal each,
-// e ← φ·e + √(1−φ²)·z, five normals to a draw of g. It is the trace's first step, apart
-// from traceRun so that loop holds fewer values, and the normals need no buffer.
-func stepAR(g *wyrng, e []float32, phi, sphi float32) {
-	gl := *g // in a register, not written back each draw
+// e ← φ·e + √(1−φ²)·z, five normals to a draw of g, the innovation √(1−φ²)·z read from
+// innov. It is the trace's first step, apart from traceRun so that loop holds fewer
+// values, and the normals need no buffer.
+func stepAR(g *wyrng, e []float32, phi float32, innov *[normSize]float32) {
+	s := g.s // in a register, not written back each draw
+	var r uint64
 	for ; len(e) >= 5; e = e[5:] {
-		r := gl.u64()
+		s, r = wyrand(s)
 		e5 := e[:5:5]
-		e5[0] = phi*e5[0] + sphi*normTab[r&(normSize-1)]
-		e5[1] = phi*e5[1] + sphi*normTab[(r>>12)&(normSize-1)]
-		e5[2] = phi*e5[2] + sphi*normTab[(r>>24)&(normSize-1)]
-		e5[3] = phi*e5[3] + sphi*normTab[(r>>36)&(normSize-1)]
-		e5[4] = phi*e5[4] + sphi*normTab[(r>>48)&(normSize-1)]
+		e5[0] = phi*e5[0] + innov[r&(normSize-1)]
+		e5[1] = phi*e5[1] + innov[(r>>12)&(normSize-1)]
+		e5[2] = phi*e5[2] + innov[(r>>24)&(normSize-1)]
+		e5[3] = phi*e5[3] + innov[(r>>36)&(normSize-1)]
+		e5[4] = phi*e5[4] + innov[(r>>48)&(normSize-1)]
 	}
 	if len(e) > 0 {
-		r := gl.u64()
+		s, r = wyrand(s)
 		for k := range e {
-			e[k] = phi*e[k] + sphi*normTab[r&(normSize-1)]
+			e[k] = phi*e[k] + innov[r&(normSize-1)]
 			r >>= normBits
 		}
 	}
-	*g = gl
+	g.s = s
 }
 
 // traceRun draws the activations of a run of neurons for the current token (the
