@@ -1222,11 +1222,27 @@ type predWork struct {
 // the states (candidates).
 func predictRun(w *predWork, q, s1, loc []uint8) {
 	s1, loc = s1[:len(q)], loc[:len(q)]
-	for k, qk := range q {
-		i := (int(s1[k])<<3 | int(qk)) & 127
-		s1[k] = w.next[i]
-		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		w.hc[(k&3)<<8|int(loc[k])] += w.inc[i]
+	next, inc, hc := &w.next, &w.inc, &w.hc
+	// Four neurons at a time, one to each of four interleaved copies of the counts, so
+	// neighbours at one location do not wait on each other and the copy needs no
+	// arithmetic.
+	k := 0
+	for ; k+4 <= len(q); k += 4 {
+		q4, s4, l4 := q[k:k+4:k+4], s1[k:k+4:k+4], loc[k:k+4:k+4]
+		i0 := (int(s4[0])<<3 | int(q4[0])) & 127
+		i1 := (int(s4[1])<<3 | int(q4[1])) & 127
+		i2 := (int(s4[2])<<3 | int(q4[2])) & 127
+		i3 := (int(s4[3])<<3 | int(q4[3])) & 127
+		s4[0], s4[1], s4[2], s4[3] = next[i0], next[i1], next[i2], next[i3]
+		hc[int(l4[0])] += inc[i0]
+		hc[256+int(l4[1])] += inc[i1]
+		hc[512+int(l4[2])] += inc[i2]
+		hc[768+int(l4[3])] += inc[i3]
+	}
+	for ; k < len(q); k++ {
+		i := (int(s1[k])<<3 | int(q[k])) & 127
+		s1[k] = next[i]
+		hc[int(loc[k])] += inc[i]
 	}
 }
 
