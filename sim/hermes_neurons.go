@@ -491,9 +491,11 @@ func (ns *neuronSim) calibrate() *calibration {
 		if part == 1 {
 			v = sp.Beta
 		}
-		var prev, cur [calibM][]float32
+		// The draws' latents, and each neuron's sum of its two parents' in the block
+		// before, gathered once for the variance and the next latent alike.
+		var prev, cur, par [calibM][]float32
 		for m := range calibM {
-			prev[m], cur[m] = make([]float32, maxN), make([]float32, maxN)
+			prev[m], cur[m], par[m] = make([]float32, maxN), make([]float32, maxN), make([]float32, maxN)
 		}
 		g := wyrng{s: hash3(ns.seed, 0x63616c6962, uint64(part))}
 		for _, b := range ns.blocks {
@@ -503,8 +505,11 @@ func (ns *neuronSim) calibrate() *calibration {
 				own = bb
 				var q2 float64
 				for m := range calibM {
-					for i := range b.n {
-						q := float64(prev[m][b.p1[i]] + prev[m][b.p2[i]])
+					pm, sum := prev[m], par[m][:b.n]
+					p2 := b.p2[:len(sum)]
+					for i, p1 := range b.p1[:len(sum)] {
+						sum[i] = pm[p1] + pm[p2[i]]
+						q := float64(sum[i])
 						q2 += q * q
 					}
 				}
@@ -521,17 +526,19 @@ func (ns *neuronSim) calibrate() *calibration {
 				cg := float32(own * math.Sqrt(sp.Gamma))
 				ce := float32(own * math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
 				cp := float32(own * math.Sqrt(sp.Beta))
-				for i := range b.n {
+				cm, sum := cur[m][:b.n], par[m][:b.n]
+				clus := b.clus[:len(cm)]
+				for i := range cm {
 					x := float32(0)
 					if b.id > 0 {
-						x = float32(coef) * (prev[m][b.p1[i]] + prev[m][b.p2[i]])
+						x = float32(coef) * sum[i]
 					}
 					if part == 0 {
-						x += cg*kst[b.clus[i]] + ce*g.normal()
+						x += cg*kst[clus[i]] + ce*g.normal()
 					} else {
 						x += cp * g.normal()
 					}
-					cur[m][i] = x
+					cm[i] = x
 				}
 			}
 			if part == 0 {
