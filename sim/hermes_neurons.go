@@ -1003,7 +1003,7 @@ func initState(f float64, mode string) uint8 {
 	return uint8(min(14, max(1, s)))
 }
 
-// collect rebuilds the GPU list from the placement, and the bins' placement and states.
+// collect rebuilds the GPU list from the placement, and the bins' placement.
 func (b *nblock) collect() {
 	b.gpuList = b.gpuList[:0]
 	for i, l := range b.loc {
@@ -1012,8 +1012,8 @@ func (b *nblock) collect() {
 		}
 	}
 	slices.Reverse(b.gpuList)
-	// The bins' placement and states as they stand (a prefill-only step shows them; a
-	// decode pass overwrites them with its token's figures).
+	// The bins' placement as it stands (a prefill-only step shows it; a decode pass
+	// overwrites it with its token's figures).
 	if len(b.binLoc) == 0 {
 		return
 	}
@@ -1022,13 +1022,11 @@ func (b *nblock) collect() {
 	bl := b.kind0.binLo
 	for bi := range b.bins {
 		lo, hi := int(bl[bi]), int(bl[bi+1])
-		var stSum int
 		cnt := b.binLoc[bi*locs : (bi+1)*locs]
 		for i := lo; i < hi; i++ {
 			cnt[b.loc[i]]++
-			stSum += int(b.s1[i])
 		}
-		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: cnt[0], State: float32(stSum) / float32(max(1, hi-lo))}
+		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: cnt[0]}
 	}
 }
 
@@ -1128,18 +1126,15 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		for c := range 4 {
 			clear(hc[c<<8 : c<<8+ns.locs])
 		}
-		var stSum int32
 		for j := lo; j < hi; j += runLen {
 			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
 			stepAR(&g, e, c.phi, ns.innov)
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
-			s1 := b.s1[j : j+m]
-			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
+			predictRun(ns.pw, qb[:len(e)], b.s1[j:j+m], b.loc[j:j+m])
 			if ns.windowed {
 				countWindow(b.win[j:j+m], qb[:len(e)])
 			}
-			stSum += byteSum(s1)
 		}
 		// hc counts the neurons per location in four interleaved copies, each word four
 		// 16-bit counts by pred·2 + act; no count exceeds the bin's neurons.
@@ -1158,7 +1153,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			}
 		}
 		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: lc[0], Active: uint16(nAct), Predicted: uint16(nPred),
-			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP), State: float32(stSum) / float32(max(1, hi-lo))}
+			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP)}
 		tAct += nAct
 		tPred += nPred
 		tTP += nTP
@@ -1290,6 +1285,17 @@ func byteSum(b []uint8) int32 {
 		s += int32(b[k])
 	}
 	return s
+}
+
+// binState is the mean predictor state of block b's neurons lo…hi−1 (a bin), which only a
+// token's pass and the prefill change: the neuron view reads it, so it is summed when a
+// snapshot asks rather than by every pass.
+func (b *nblock) binState(lo, hi int) float32 {
+	var sum int32
+	for j := lo; j < hi; j += runLen {
+		sum += byteSum(b.s1[j:min(hi, j+runLen)])
+	}
+	return float32(sum) / float32(max(1, hi-lo))
 }
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one
