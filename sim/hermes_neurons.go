@@ -1259,12 +1259,13 @@ func countWindow(win, q []uint8) {
 	q = q[:len(win)]
 	k := 0
 	for ; k+8 <= len(win); k += 8 {
-		w := binary.LittleEndian.Uint64(win[k:])
-		// 0x80 in the bytes of w that are 255 (no false positives: no borrows).
+		w8, q8 := win[k:k+8:k+8], q[k:k+8:k+8]
+		w := binary.LittleEndian.Uint64(w8)
+		// Bit 7 of each byte of ^w that is not 0, so of w not 255 (no carries between
+		// bytes), moved to bit 0: the counts that may grow.
 		x := ^w
-		full := ^((x&lo7 + lo7) | x | lo7)
-		a := binary.LittleEndian.Uint64(q[k:]) & lo8 &^ (full >> 7)
-		binary.LittleEndian.PutUint64(win[k:], w+a)
+		open := ((x&lo7 + lo7) | x) >> 7
+		binary.LittleEndian.PutUint64(w8, w+binary.LittleEndian.Uint64(q8)&lo8&open)
 	}
 	for ; k < len(win); k++ {
 		win[k] += q[k] & 1 & b2u(win[k] < 255)

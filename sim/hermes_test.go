@@ -669,13 +669,13 @@ func TestNeuronWordHelpers(t *testing.T) {
 			if r>>8&3 == 0 {
 				win[i] = 255
 			}
-			act[i] = uint8(r>>10) & 1
+			act[i] = uint8(r>>10) % 6 // a predictor input: parents active·2 + active
 			st[i] = uint8(r>>11) & 15
 		}
 		want := slices.Clone(win)
 		var sum int32
 		for i := range n {
-			if act[i] == 1 && want[i] < 255 {
+			if act[i]&1 == 1 && want[i] < 255 {
 				want[i]++
 			}
 			sum += int32(st[i])
