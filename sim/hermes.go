@@ -854,8 +854,10 @@ func neuronSnapshot(nr *Neurons, ns *neuronSim, locs []string, recycle bool) {
 			placed[k%locs] += int32(v)
 		}
 		var prom, rem int32
+		bl := b.kind0.binLo
 		for k := range bins {
 			bins[k].Freq = b.kind0.binP[k]
+			bins[k].State = b.binState(int(bl[k]), int(bl[k+1]))
 			prom += int32(bins[k].Promoted)
 			rem += int32(bins[k].Remapped)
 		}

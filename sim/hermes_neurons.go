@@ -94,9 +94,16 @@ type wyrng struct {
 }
 
 func (g *wyrng) u64() uint64 {
-	g.s += 0xa0761d6478bd642f
-	hi, lo := bits.Mul64(g.s, g.s^0xe7037ed1a0b428db)
-	return hi ^ lo
+	var r uint64
+	g.s, r = wyrand(g.s)
+	return r
+}
+
+// wyrand advances a generator state s by one draw: the new state and its 64 bits.
+func wyrand(s uint64) (next, r uint64) {
+	s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(s, s^0xe7037ed1a0b428db)
+	return s, hi ^ lo
 }
 
 // skip advances the generator past k 64-bit draws.
@@ -293,6 +300,9 @@ type neuronSim struct {
 	// DIMMs), so the pass counts each neuron's activations in the window.
 	windowed bool
 	pw       *predWork
+	// innov is normTab scaled by √(1−φ²): the token-level AR(1) innovations, one
+	// multiplication a neuron fewer in the pass (the same float32 product either way).
+	innov *[normSize]float32
 	// A remap's buckets of cold neurons active in the window, DIMM·256 + A, kept with
 	// their storage from one remap to the next, and a pair's buckets as it takes neurons
 	// from them.
@@ -382,6 +392,11 @@ func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]i
 	ns.maxN = maxN
 	ns.zeroPar = make([]uint16, maxN)
 	ns.pw = &predWork{}
+	ns.innov = new([normSize]float32)
+	sphi := float32(math.Sqrt(1 - sp.Phi*sp.Phi))
+	for k, z := range normTab {
+		ns.innov[k] = sphi * z
+	}
 	for i := range 2 {
 		ns.lat[i] = new(latents)
 	}
@@ -476,9 +491,11 @@ func (ns *neuronSim) calibrate() *calibration {
 		if part == 1 {
 			v = sp.Beta
 		}
-		var prev, cur [calibM][]float32
+		// The draws' latents, and each neuron's sum of its two parents' in the block
+		// before, gathered once for the variance and the next latent alike.
+		var prev, cur, par [calibM][]float32
 		for m := range calibM {
-			prev[m], cur[m] = make([]float32, maxN), make([]float32, maxN)
+			prev[m], cur[m], par[m] = make([]float32, maxN), make([]float32, maxN), make([]float32, maxN)
 		}
 		g := wyrng{s: hash3(ns.seed, 0x63616c6962, uint64(part))}
 		for _, b := range ns.blocks {
@@ -488,8 +505,11 @@ func (ns *neuronSim) calibrate() *calibration {
 				own = bb
 				var q2 float64
 				for m := range calibM {
-					for i := range b.n {
-						q := float64(prev[m][b.p1[i]] + prev[m][b.p2[i]])
+					pm, sum := prev[m], par[m][:b.n]
+					p2 := b.p2[:len(sum)]
+					for i, p1 := range b.p1[:len(sum)] {
+						sum[i] = pm[p1] + pm[p2[i]]
+						q := float64(sum[i])
 						q2 += q * q
 					}
 				}
@@ -506,17 +526,19 @@ func (ns *neuronSim) calibrate() *calibration {
 				cg := float32(own * math.Sqrt(sp.Gamma))
 				ce := float32(own * math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
 				cp := float32(own * math.Sqrt(sp.Beta))
-				for i := range b.n {
+				cm, sum := cur[m][:b.n], par[m][:b.n]
+				clus := b.clus[:len(cm)]
+				for i := range cm {
 					x := float32(0)
 					if b.id > 0 {
-						x = float32(coef) * (prev[m][b.p1[i]] + prev[m][b.p2[i]])
+						x = float32(coef) * sum[i]
 					}
 					if part == 0 {
-						x += cg*kst[b.clus[i]] + ce*g.normal()
+						x += cg*kst[clus[i]] + ce*g.normal()
 					} else {
 						x += cp * g.normal()
 					}
-					cur[m][i] = x
+					cm[i] = x
 				}
 			}
 			if part == 0 {
@@ -981,7 +1003,7 @@ func initState(f float64, mode string) uint8 {
 	return uint8(min(14, max(1, s)))
 }
 
-// collect rebuilds the GPU list from the placement, and the bins' placement and states.
+// collect rebuilds the GPU list from the placement, and the bins' placement.
 func (b *nblock) collect() {
 	b.gpuList = b.gpuList[:0]
 	for i, l := range b.loc {
@@ -990,8 +1012,8 @@ func (b *nblock) collect() {
 		}
 	}
 	slices.Reverse(b.gpuList)
-	// The bins' placement and states as they stand (a prefill-only step shows them; a
-	// decode pass overwrites them with its token's figures).
+	// The bins' placement as it stands (a prefill-only step shows it; a decode pass
+	// overwrites it with its token's figures).
 	if len(b.binLoc) == 0 {
 		return
 	}
@@ -1000,13 +1022,11 @@ func (b *nblock) collect() {
 	bl := b.kind0.binLo
 	for bi := range b.bins {
 		lo, hi := int(bl[bi]), int(bl[bi+1])
-		var stSum int
 		cnt := b.binLoc[bi*locs : (bi+1)*locs]
 		for i := lo; i < hi; i++ {
 			cnt[b.loc[i]]++
-			stSum += int(b.s1[i])
 		}
-		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: cnt[0], State: float32(stSum) / float32(max(1, hi-lo))}
+		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: cnt[0]}
 	}
 }
 
@@ -1018,10 +1038,10 @@ type passPart struct {
 
 // passConst are the per-token constants of a block pass.
 type passConst struct {
-	a, phi, sphi, be float32
-	kc               [256]float32
-	hasPar           bool
-	prev, cur        *latents
+	a, phi, be float32
+	kc         [256]float32
+	hasPar     bool
+	prev, cur  *latents
 	// A run's predictor inputs, s2·2 + act per neuron.
 	q    [runLen]uint8
 	seed uint64
@@ -1053,7 +1073,6 @@ func (ns *neuronSim) pass(b *nblock) {
 		c.kc[k] = cg * v
 	}
 	c.phi = float32(sp.Phi)
-	c.sphi = float32(math.Sqrt(1 - sp.Phi*sp.Phi))
 	c.be = bb * float32(math.Sqrt(max(0, 1-sp.Beta-sp.Gamma)))
 	tab := &ns.tabNoPar
 	if c.hasPar {
@@ -1107,18 +1126,15 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 		for c := range 4 {
 			clear(hc[c<<8 : c<<8+ns.locs])
 		}
-		var stSum int32
 		for j := lo; j < hi; j += runLen {
 			m := min(runLen, hi-j)
 			e := b.e[j : j+m]
-			stepAR(&g, e, c.phi, c.sphi)
+			stepAR(&g, e, c.phi, ns.innov)
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
-			s1 := b.s1[j : j+m]
-			predictRun(ns.pw, qb[:len(e)], s1, b.loc[j:j+m])
+			predictRun(ns.pw, qb[:len(e)], b.s1[j:j+m], b.loc[j:j+m])
 			if ns.windowed {
 				countWindow(b.win[j:j+m], qb[:len(e)])
 			}
-			stSum += byteSum(s1)
 		}
 		// hc counts the neurons per location in four interleaved copies, each word four
 		// 16-bit counts by pred·2 + act; no count exceeds the bin's neurons.
@@ -1137,7 +1153,7 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			}
 		}
 		b.bins[bi] = NeuronBin{Neurons: uint16(hi - lo), GPU: lc[0], Active: uint16(nAct), Predicted: uint16(nPred),
-			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP), State: float32(stSum) / float32(max(1, hi-lo))}
+			FP: uint16(nPred - nTP), FN: uint16(nAct - nTP)}
 		tAct += nAct
 		tPred += nPred
 		tTP += nTP
@@ -1146,27 +1162,29 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 }
 
 // stepAR moves a run of neurons' token-level AR(1) states on by a fresh normal each,
-// e ← φ·e + √(1−φ²)·z, five normals to a draw of g. It is the trace's first step, apart
-// from traceRun so that loop holds fewer values, and the normals need no buffer.
-func stepAR(g *wyrng, e []float32, phi, sphi float32) {
-	gl := *g // in a register, not written back each draw
+// e ← φ·e + √(1−φ²)·z, five normals to a draw of g, the innovation √(1−φ²)·z read from
+// innov. It is the trace's first step, apart from traceRun so that loop holds fewer
+// values, and the normals need no buffer.
+func stepAR(g *wyrng, e []float32, phi float32, innov *[normSize]float32) {
+	s := g.s // in a register, not written back each draw
+	var r uint64
 	for ; len(e) >= 5; e = e[5:] {
-		r := gl.u64()
+		s, r = wyrand(s)
 		e5 := e[:5:5]
-		e5[0] = phi*e5[0] + sphi*normTab[r&(normSize-1)]
-		e5[1] = phi*e5[1] + sphi*normTab[(r>>12)&(normSize-1)]
-		e5[2] = phi*e5[2] + sphi*normTab[(r>>24)&(normSize-1)]
-		e5[3] = phi*e5[3] + sphi*normTab[(r>>36)&(normSize-1)]
-		e5[4] = phi*e5[4] + sphi*normTab[(r>>48)&(normSize-1)]
+		e5[0] = phi*e5[0] + innov[r&(normSize-1)]
+		e5[1] = phi*e5[1] + innov[(r>>12)&(normSize-1)]
+		e5[2] = phi*e5[2] + innov[(r>>24)&(normSize-1)]
+		e5[3] = phi*e5[3] + innov[(r>>36)&(normSize-1)]
+		e5[4] = phi*e5[4] + innov[(r>>48)&(normSize-1)]
 	}
 	if len(e) > 0 {
-		r := gl.u64()
+		s, r = wyrand(s)
 		for k := range e {
-			e[k] = phi*e[k] + sphi*normTab[r&(normSize-1)]
+			e[k] = phi*e[k] + innov[r&(normSize-1)]
 			r >>= normBits
 		}
 	}
-	*g = gl
+	g.s = s
 }
 
 // traceRun draws the activations of a run of neurons for the current token (the
@@ -1206,11 +1224,27 @@ type predWork struct {
 // the states (candidates).
 func predictRun(w *predWork, q, s1, loc []uint8) {
 	s1, loc = s1[:len(q)], loc[:len(q)]
-	for k, qk := range q {
-		i := (int(s1[k])<<3 | int(qk)) & 127
-		s1[k] = w.next[i]
-		// Four interleaved copies, so neighbours at one location do not wait on each other.
-		w.hc[(k&3)<<8|int(loc[k])] += w.inc[i]
+	next, inc, hc := &w.next, &w.inc, &w.hc
+	// Four neurons at a time, one to each of four interleaved copies of the counts, so
+	// neighbours at one location do not wait on each other and the copy needs no
+	// arithmetic.
+	k := 0
+	for ; k+4 <= len(q); k += 4 {
+		q4, s4, l4 := q[k:k+4:k+4], s1[k:k+4:k+4], loc[k:k+4:k+4]
+		i0 := (int(s4[0])<<3 | int(q4[0])) & 127
+		i1 := (int(s4[1])<<3 | int(q4[1])) & 127
+		i2 := (int(s4[2])<<3 | int(q4[2])) & 127
+		i3 := (int(s4[3])<<3 | int(q4[3])) & 127
+		s4[0], s4[1], s4[2], s4[3] = next[i0], next[i1], next[i2], next[i3]
+		hc[int(l4[0])] += inc[i0]
+		hc[256+int(l4[1])] += inc[i1]
+		hc[512+int(l4[2])] += inc[i2]
+		hc[768+int(l4[3])] += inc[i3]
+	}
+	for ; k < len(q); k++ {
+		i := (int(s1[k])<<3 | int(q[k])) & 127
+		s1[k] = next[i]
+		hc[int(loc[k])] += inc[i]
 	}
 }
 
@@ -1225,12 +1259,13 @@ func countWindow(win, q []uint8) {
 	q = q[:len(win)]
 	k := 0
 	for ; k+8 <= len(win); k += 8 {
-		w := binary.LittleEndian.Uint64(win[k:])
-		// 0x80 in the bytes of w that are 255 (no false positives: no borrows).
+		w8, q8 := win[k:k+8:k+8], q[k:k+8:k+8]
+		w := binary.LittleEndian.Uint64(w8)
+		// Bit 7 of each byte of ^w that is not 0, so of w not 255 (no carries between
+		// bytes), moved to bit 0: the counts that may grow.
 		x := ^w
-		full := ^((x&lo7 + lo7) | x | lo7)
-		a := binary.LittleEndian.Uint64(q[k:]) & lo8 &^ (full >> 7)
-		binary.LittleEndian.PutUint64(win[k:], w+a)
+		open := ((x&lo7 + lo7) | x) >> 7
+		binary.LittleEndian.PutUint64(w8, w+binary.LittleEndian.Uint64(q8)&lo8&open)
 	}
 	for ; k < len(win); k++ {
 		win[k] += q[k] & 1 & b2u(win[k] < 255)
@@ -1251,6 +1286,17 @@ func byteSum(b []uint8) int32 {
 		s += int32(b[k])
 	}
 	return s
+}
+
+// binState is the mean predictor state of block b's neurons lo…hi−1 (a bin), which only a
+// token's pass and the prefill change: the neuron view reads it, so it is summed when a
+// snapshot asks rather than by every pass.
+func (b *nblock) binState(lo, hi int) float32 {
+	var sum int32
+	for j := lo; j < hi; j += runLen {
+		sum += byteSum(b.s1[j:min(hi, j+runLen)])
+	}
+	return float32(sum) / float32(max(1, hi-lo))
 }
 
 // correlation measures, on the sampled block, how often a neuron fires when both or one

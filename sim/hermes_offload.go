@@ -511,6 +511,10 @@ func (o *offload) observe(snap *Snapshot, s *Schedule, running []*Request) {
 	if snap.KV.Capacity > 0 {
 		snap.Metrics.KVUtil = float64(snap.KV.Used) / float64(snap.KV.Capacity)
 	}
+	if o.cfg.Jump {
+		// A headless run reads only the metrics and the KV cache's counts: no neuron view.
+		return
+	}
 	switch o.hc.Offload.Framework {
 	case OffloadAccelerate:
 		snap.Neurons = Neurons{Reason: fmt.Sprintf("Accelerate keeps %d of %d decoder layers on the GPU and copies every module of the others before it runs; it does not use activation sparsity, so there is no hot/cold partition.",

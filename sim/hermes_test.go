@@ -561,8 +561,9 @@ func BenchmarkHermesStep70B(b *testing.B) {
 }
 
 // The neuron snapshot is consistent: every block's placement adds up to its neurons, the
-// GPU holds exactly its fixed slots, the bins add up to the block, and the window figures
-// show only on the token that runs Algorithm 1 over the window just closed.
+// GPU holds exactly its fixed slots, the bins add up to the block, each bin's state is the
+// mean of its neurons' predictor states, and the window figures show only on the token
+// that runs Algorithm 1 over the window just closed.
 func TestNeuronSnapshot(t *testing.T) {
 	c := testHermes()
 	c.Model.Layers = 4
@@ -571,10 +572,24 @@ func TestNeuronSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ns := e.sys.(*hermes).ns
 	eachStep(t, e, func(s *Snapshot) {
 		nr := s.Neurons
 		if nr.Reason != "" || len(nr.Locations) != 9 || len(nr.Blocks) != 8 {
 			t.Fatalf("step %d: reason %q, %d locations, %d blocks", s.Step, nr.Reason, len(nr.Locations), len(nr.Blocks))
+		}
+		for i, b := range nr.Blocks {
+			bl := ns.blocks[i]
+			for k, bn := range b.Bins {
+				lo, hi := int(bl.kind0.binLo[k]), int(bl.kind0.binLo[k+1])
+				var sum int
+				for _, st := range bl.s1[lo:hi] {
+					sum += int(st)
+				}
+				if want := float32(sum) / float32(hi-lo); bn.State != want {
+					t.Fatalf("step %d %s(%d) bin %d: state %g, want %g", s.Step, b.Kind, b.Layer, k, bn.State, want)
+				}
+			}
 		}
 		for _, b := range nr.Blocks {
 			var sum int32
@@ -654,13 +669,13 @@ func TestNeuronWordHelpers(t *testing.T) {
 			if r>>8&3 == 0 {
 				win[i] = 255
 			}
-			act[i] = uint8(r>>10) & 1
+			act[i] = uint8(r>>10) % 6 // a predictor input: parents active·2 + active
 			st[i] = uint8(r>>11) & 15
 		}
 		want := slices.Clone(win)
 		var sum int32
 		for i := range n {
-			if act[i] == 1 && want[i] < 255 {
+			if act[i]&1 == 1 && want[i] < 255 {
 				want[i]++
 			}
 			sum += int32(st[i])
