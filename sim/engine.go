@@ -635,12 +635,16 @@ func (e *Engine) observe(it *iteration) *Snapshot {
 		st.batchSum += len(it.decode) + len(it.prefill)
 		st.time += iterT
 		st.iter.add(iterT, 1)
+		// Summed in a local, in the spans' order as before: the run's sum, written back at
+		// every span, made each addition wait for the last one's store.
+		flops := st.flops
 		for i := range s.Spans {
 			// Most spans (transfers, PIM reads) do no FLOPs; adding 0 would leave the sum as it is.
 			if f := s.Spans[i].FLOPs; f != 0 {
-				st.flops += f
+				flops += f
 			}
 		}
+		st.flops = flops
 		for k, v := range snap.Metrics.Util {
 			st.util[k] += v * float64(iterT)
 		}

@@ -349,8 +349,8 @@ func (e *Engine) startStretch(kvStall bool) {
 	if n < shortest {
 		return
 	}
-	// The first class is probed at its ends and middle; the others, at their ends, only
-	// once it passes.
+	// The first class is probed at its ends and, once they have one shape, its middle; the
+	// others, at their ends, only once it passes.
 	a := make([]sample, per)
 	probed := 1
 	a[0], ok = e.sampleAt(j, decode, 0, kvStall)
@@ -373,6 +373,12 @@ func (e *Engine) startStretch(kvStall bool) {
 				return
 			}
 			mid = q / 2
+		}
+		if !sameShape(a[0], b[0]) {
+			// The first class ends in another shape than it starts in, which no middle
+			// can mend (onPlane checks the ends' shapes first): halve without probing it.
+			n /= 2
+			continue
 		}
 		if m, ok = e.sampleAt(j, decode, mid*per, kvStall); !ok {
 			break

@@ -89,6 +89,8 @@ func (e *Engine) stairStretch(j jumper, decode []*Request, ys []int, kvStall boo
 			e.jump = st
 			return
 		}
+		// The halved stretch ends elsewhere: its last iteration is probed afresh.
+		b = nil
 	}
 	e.jumpRetry = e.step + minStretch
 }

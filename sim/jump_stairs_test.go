@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -60,5 +61,60 @@ func TestPlaneWeights(t *testing.T) {
 	m.t += 50
 	if onPlane(a, b, c, m, f, g) {
 		t.Error("a sample 50 ps off the plane was accepted")
+	}
+}
+
+// kinkStairs is a planner of one op whose duration is affine in the iteration up to kink
+// and steeper after it, over the staircase y(k) = k: the schedule keeps one shape, so only
+// the middle check can find the kink.
+type kinkStairs struct {
+	shift, kink int
+}
+
+func (p *kinkStairs) lanes() []Lane                            { return []Lane{{Name: "gpu", Group: "gpu"}} }
+func (p *kinkStairs) admit(cands, running []*Request) []bool   { return make([]bool, len(cands)) }
+func (p *kinkStairs) grow(*Request) bool                       { return true }
+func (p *kinkStairs) release(*Request)                         {}
+func (p *kinkStairs) fit(in, out int) string                   { return "" }
+func (p *kinkStairs) observe(*Snapshot, *Schedule, []*Request) {}
+func (p *kinkStairs) utilKeys() []string                       { return nil }
+func (p *kinkStairs) layers() int                              { return 1 }
+func (p *kinkStairs) pool() *kvPool                            { return nil }
+func (p *kinkStairs) plan(s *Schedule, decode, prefill []*Request) []StageMark {
+	d := 1000 + 10*p.shift + 50*max(0, p.shift-p.kink)
+	s.Add(Op{Name: "op", Lane: 0, Dur: Time(d)})
+	return nil
+}
+func (p *kinkStairs) probe(s *Schedule, decode []*Request, shift int) bool {
+	p.shift = shift
+	p.plan(s, decode, nil)
+	return true
+}
+func (p *kinkStairs) kvStats([]*Request) (int, float64, float64)      { return 0, 0, 0 }
+func (p *kinkStairs) stuck() bool                                     { return false }
+func (p *kinkStairs) fragPeak(_, _ []*Request, _ int) (float64, bool) { return 0, false }
+func (p *kinkStairs) cycle([]*Request, int) (int, int)                { return 1, math.MaxInt }
+func (p *kinkStairs) decided(sig []int32) []int32                     { return sig }
+func (p *kinkStairs) balance() (float64, float64, int)                { return 0, 0, 0 }
+func (p *kinkStairs) stairs(decode []*Request, n int) []int {
+	ys := make([]int, n)
+	for k := range ys {
+		ys[k] = k
+	}
+	return ys
+}
+
+// TestStairStretchHalvesAfresh checks that a staircase stretch refused for a kink inside
+// it is halved with its new last iteration probed, not the old one's sample standing in:
+// 64 iterations with a kink at 40 jump the first 32.
+func TestStairStretchHalvesAfresh(t *testing.T) {
+	p := &kinkStairs{kink: 40}
+	e := &Engine{sys: p}
+	e.stairStretch(p, []*Request{{}}, p.stairs(nil, 64), false)
+	if e.jump == nil || e.jump.n != 32 {
+		t.Fatalf("stretch %+v, want the first 32 of 64 iterations", e.jump)
+	}
+	if got, want := e.jump.b[0].t, Time(1000+10*31); got != want {
+		t.Errorf("last iteration's time %v, want %v", got, want)
 	}
 }

@@ -38,10 +38,10 @@ type l3 struct {
 	laneH2D, laneD2H       int // -1 without host links
 	kv                     *kvPool
 	blkBytes               float64
-	maxModelLen            int     // GPU-resident KV: the longest sequence a replica holds
-	gpuFreeGB              float64 // GPU-resident KV: what a replica's GPUs have left after the weights
-	hostBlkBytes           float64 // CPU offload: bytes of a KV block in host memory
-	reqs                   map[*Request]*l3Req
+	maxModelLen            int      // GPU-resident KV: the longest sequence a replica holds
+	gpuFreeGB              float64  // GPU-resident KV: what a replica's GPUs have left after the weights
+	hostBlkBytes           float64  // CPU offload: bytes of a KV block in host memory
+	reqs                   []*l3Req // by request ID (the engine numbers its requests densely); nil: not admitted
 	nextOff                int
 	it                     l3Iter
 	built                  bool
@@ -136,7 +136,7 @@ func newL3(c *Config) (*l3, error) {
 	if g.PeakTFLOPS <= 0 || g.BandwidthGBps <= 0 || g.CapacityGB <= 0 || g.ComputeEfficiency <= 0 || g.MemoryEfficiency <= 0 {
 		return nil, fmt.Errorf("the GPU needs positive peak FLOP/s, bandwidth, capacity and efficiencies")
 	}
-	p := &l3{cfg: c, lc: lc, sh: sh, dp: lc.GPUs / sh.TP, laneAtt: -1, laneH2D: -1, laneD2H: -1, reqs: map[*Request]*l3Req{}}
+	p := &l3{cfg: c, lc: lc, sh: sh, dp: lc.GPUs / sh.TP, laneAtt: -1, laneH2D: -1, laneD2H: -1}
 	p.prefillSkip = c.Workload.Prefill == PrefillSkip
 	p.gpu = Device{Name: g.Display, PeakFLOPS: g.PeakTFLOPS * 1e12, MemBandwidth: g.BandwidthGBps * 1e9,
 		ComputeEff: g.ComputeEfficiency, MemoryEff: g.MemoryEfficiency, LaunchOverhead: FromSeconds(g.LaunchOverheadUs * 1e-6)}
@@ -329,7 +329,9 @@ func (p *l3) grow(r *Request) bool { return p.kv.grow(r) }
 
 func (p *l3) release(r *Request) {
 	p.kv.release(r)
-	delete(p.reqs, r)
+	if r.ID < len(p.reqs) {
+		p.reqs[r.ID] = nil
+	}
 }
 
 func (p *l3) utilKeys() []string {
@@ -346,19 +348,32 @@ func (p *l3) utilKeys() []string {
 
 // prefillDone reports whether r's whole prompt has run (chunked prefill, §5.3).
 func (p *l3) prefillDone(r *Request) bool {
-	st := p.reqs[r]
+	st := p.stateOf(r)
 	return st == nil || st.done >= r.SeqLen()
 }
 
 // state returns r's planner state, creating it at admission with the next rankset offset.
+// The states sit in a slice by request ID, which the planner looks up several times per
+// request an iteration, where a map cost a hash each time.
 func (p *l3) state(r *Request) *l3Req {
-	st := p.reqs[r]
+	st := p.stateOf(r)
 	if st == nil {
 		st = &l3Req{off: p.nextOff % max(1, p.nrs), rep: -1}
 		p.nextOff++
-		p.reqs[r] = st
+		if r.ID >= len(p.reqs) {
+			p.reqs = append(p.reqs, make([]*l3Req, r.ID+1-len(p.reqs))...)
+		}
+		p.reqs[r.ID] = st
 	}
 	return st
+}
+
+// stateOf is r's planner state, nil before its admission.
+func (p *l3) stateOf(r *Request) *l3Req {
+	if r.ID < len(p.reqs) {
+		return p.reqs[r.ID]
+	}
+	return nil
 }
 
 // truncate cuts a GPU-resident request's output where its sequence would pass what one

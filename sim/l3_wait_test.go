@@ -39,7 +39,7 @@ func TestL3FragPeakWithWaitingDecodes(t *testing.T) {
 		}
 		var decode []*Request
 		for _, r := range e.running {
-			if r.Status == Running && !p.reqs[r].waits {
+			if r.Status == Running && !p.stateOf(r).waits {
 				decode = append(decode, r)
 			}
 		}

@@ -797,7 +797,7 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 		if rq.Status != Running {
 			continue
 		}
-		if st := p.reqs[rq]; st != nil && rq.SeqLen() > longest[st.off] {
+		if st := p.stateOf(rq); st != nil && rq.SeqLen() > longest[st.off] {
 			owner[st.off], longest[st.off] = rq.ID, rq.SeqLen()
 		}
 	}
@@ -1049,7 +1049,7 @@ func (p *l3) hostKV(running []*Request) (used, capacity int, live, alloc float64
 // hostSlots is the slots of banks tokens each of rq's layers and heads holds in the host
 // DIMMs and the share of them its tokens fill; false for a request not in them.
 func (p *l3) hostSlots(rq *Request) (slots int, fill float64, ok bool) {
-	st := p.reqs[rq]
+	st := p.stateOf(rq)
 	if st == nil || rq.Loc < 0 {
 		return 0, 0, false
 	}
@@ -1152,7 +1152,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 			continue
 		}
 		total := 0
-		p.layersOn(rq, p.reqs[rq].off, on)
+		p.layersOn(rq, p.stateOf(rq).off, on)
 		for r := range p.nrs {
 			b := on[r] * sh.KVHeads * slots
 			total += b
@@ -1163,7 +1163,7 @@ func (p *l3) observeKV(snap *Snapshot, running []*Request) {
 	kv.Locations[0].Holders = hold
 	waiting := 0
 	for _, rq := range running {
-		if st := p.reqs[rq]; st != nil && rq.Status == Running && st.waits {
+		if st := p.stateOf(rq); st != nil && rq.Status == Running && st.waits {
 			waiting++
 		}
 	}
