@@ -46,6 +46,9 @@ type offload struct {
 	sh  Shard
 	gpu Device
 	ns  *neuronSim
+	// tokens is Deja Vu's decode tokens of the current batch, as the neuron view counts
+	// them (Hermes' own count).
+	tokens int
 
 	lane []Lane
 	hermesKV
@@ -317,6 +320,9 @@ func (o *offload) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	if o.ns != nil {
 		ids, fresh, plen := batchIDs(decode, prefill)
 		o.ns.setBatch(ids, fresh, plen)
+		if len(prefill) > 0 {
+			o.tokens = 0
+		}
 	}
 	if len(prefill) > 0 {
 		last = o.planPrefill(s, prefill)
@@ -450,6 +456,7 @@ func (o *offload) dejavuPass(s *Schedule, w work, after int) int {
 	sh := o.sh
 	prec := float64(sh.Precision)
 	o.ns.token++
+	o.tokens++
 	proj := sh.ProjParams()
 	prev := after
 	share := o.hc.Offload.PredictorShare
@@ -526,6 +533,7 @@ func (o *offload) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		return
 	}
 	neuronSnapshot(&snap.Neurons, o.ns, []string{"GPU", "host"}, o.cfg.Recycle)
+	snap.Neurons.Stats.Token = o.tokens
 	snap.Neurons.Stats.HotMB = o.frac * float64(o.sh.Layers) * (float64(o.nQKV)*o.bQKV + float64(o.nMLP)*o.bMLP) / 1e6
 	snap.Neurons.Stats.BudgetMB = o.budget / 1e6
 }

@@ -145,3 +145,16 @@ func TestDejaVuLookaheadAndGather(t *testing.T) {
 		t.Fatalf("gathers take %v s for %v bytes; want a read and a write at 89.6 GB/s", gather, gatherB)
 	}
 }
+
+// Deja Vu's neuron view counts the batch's decode tokens as Hermes' does: none after the
+// prompt, one more each token.
+func TestDejaVuCountsTokens(t *testing.T) {
+	dv, hm := testOffload(OffloadDejaVu), testHermes()
+	ed, eh := lpEngine(t, dv), lpEngine(t, hm)
+	for step := 1; step <= 4; step++ {
+		d, h := lpStep(t, ed, 1), lpStep(t, eh, 1)
+		if d.Neurons.Stats.Token != h.Neurons.Stats.Token || d.Neurons.Stats.Token != step-1 {
+			t.Fatalf("step %d: Deja Vu's view counts %d tokens, Hermes' %d; want %d", step, d.Neurons.Stats.Token, h.Neurons.Stats.Token, step-1)
+		}
+	}
+}
