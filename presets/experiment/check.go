@@ -13,6 +13,7 @@ import (
 type Check struct {
 	Reference string  // which reference: "neupims-sim", "h100", "lolpim-table8"
 	Name      string  // the figure within it, e.g. "neupims · iteration" or "B=64 L=2048 · full"
+	Preset    string  // the pimtui preset whose figure this is (the explorer shows it with the preset)
 	Source    string  // where the reference figure comes from: file, commit, configuration, batch
 	Unit      string  // "ms", "µs", "tok/s", "%"
 	Ref       float64 // the reference's figure
