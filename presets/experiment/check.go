@@ -69,7 +69,7 @@ var references = map[string]Reference{
 	"neupims-sim": {Title: "the NeuPIMs authors' cycle-level simulator (casys-kaist/NeuPIMs: main f299af3, npu+pim e51a4af, npu-only 57617ee), one layer of one decode step composed into 32 layers",
 		Short: "authors' simulator"},
 	"h100": {Title: "a real H100's decode layer: one LLaMA-2-70B-class layer (d_model 8192, 64 query and 8 KV heads) timed on an H100 80GB SXM",
-		Short: "H100 measured"},
+		Short: "real H100"},
 	"lolpim-table8": {Title: "LoL-PIM's measured Table 8: Qwen1.5-7B and 14B on Musique, throughput and utilisation on the PIM modules",
 		Short: "LoL-PIM Table 8"},
 }
