@@ -20,20 +20,26 @@ import (
 	"github.com/pimtui/pimtui/ui"
 )
 
-// evaluate and measureTrend run the expectations; tests replace them to check the
-// command without the full grids.
+// evaluate and measureTrend run the expectations, validate and referenceNames the
+// references' checks; tests replace them to check the command without the full grids.
 var (
-	evaluate     = experiment.EvaluateIDs
-	measureTrend = experiment.MeasureTrend
+	evaluate       = experiment.EvaluateIDs
+	measureTrend   = experiment.MeasureTrend
+	validate       = experiment.Validations
+	referenceNames = experiment.References
 )
+
+// validationFamily is the word, in place of a family, for the checks against references
+// measured outside pimtui.
+const validationFamily = "validation"
 
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 	var format, only string
 	var ids []string
-	var list, noChart bool
+	var list, noChart, detail bool
 	c := &cobra.Command{
-		Use:   "reproduce [FAMILY|all]",
-		Short: "Run the papers' headline experiments and print paper value against pimtui value",
+		Use:   "reproduce [FAMILY|validation|all]",
+		Short: "Run the papers' headline experiments and the checks against measured references",
 		Long: `Run every experiment the presets of a family declare (all families by default),
 measured as its paper measured it (steady state or whole runs), and print, for each, the
 conditions it averages over, the method, the paper's value, pimtui's value, their ratio and
@@ -42,10 +48,17 @@ whether it matches by the one scoring rule (a speed-up: ratio and its logarithm 
 not reproduce the paper, the first line of the declared reason. Grids smaller than the
 paper's are marked * and say why. Where an experiment is a curve over batch size, a chart
 redraws it for the preset and its baselines. The full set takes about a minute on two
-cores; --list prints the experiments without running them.`,
+cores; --list prints the experiments without running them.
+
+"validation" in place of a family runs the checks against references measured outside
+pimtui (the NeuPIMs authors' simulator, a real H100's decode layer, LoL-PIM's measured
+Table 8) and prints, by reference, each check's reference and pimtui figures, the error,
+the tolerance it is held to and whether it is within; --detail adds the finer checks
+(stages, ops, parts of a layer). "all" prints them after the papers' claims, unless
+--experiment picks experiments.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usagef("reproduce takes one family or all; pimtui presets lists the families")
+				return usagef("reproduce takes one family, validation or all; pimtui presets lists the families")
 			}
 			return nil
 		},
@@ -59,18 +72,46 @@ cores; --list prints the experiments without running them.`,
 			if len(args) == 1 {
 				family = args[0]
 			}
-			exps, err := declared(family, only, ids)
-			if err != nil {
-				return err
+			validation := family == validationFamily
+			checks := validation || family == "all" && len(ids) == 0 && !list
+			switch {
+			case validation && list:
+				return usagef("--list lists the papers' experiments; the validation checks are known only by running them: pimtui reproduce validation")
+			case validation && len(ids) > 0:
+				return usagef("--experiment picks papers' experiments, which validation does not run: pimtui reproduce validation [--preset P] checks the figures measured outside pimtui")
+			}
+			var exps []reproduction
+			if !validation {
+				var err error
+				if exps, err = declared(family, only, ids, checks); err != nil {
+					return err
+				}
+			} else if only != "" {
+				if _, err := presets.Get(only); err != nil {
+					return usageError{err}
+				}
+			}
+			switch {
+			case detail && !validation && family != "all":
+				return usagef("--detail adds the finer validation checks (stages, ops, parts of a layer), which family %s does not run: pimtui reproduce validation --detail", family)
+			case detail && !checks:
+				return usagef("--detail adds the finer validation checks, which --list and --experiment leave out: pimtui reproduce validation --detail")
 			}
 			if list {
-				return writeReproduce(stdout, exps, nil, format, false)
+				return writeReproduce(stdout, exps, nil, format, false, nil)
+			}
+			var refs []string
+			if checks {
+				refs = referenceNames()
+				if validation && len(refs) == 0 {
+					return fmt.Errorf("this pimtui has no checks against references measured outside it")
+				}
 			}
 			progress := progressTo(stderr)
 			start := time.Now()
 			// Every preset is measured at once: the runs share the machine's cores (the
 			// presets package caps how many run together), so one family's last long run
-			// does not leave the other core idle.
+			// does not leave the other core idle. Each reference's checks run beside them.
 			var names []string
 			for _, x := range exps {
 				if !slices.Contains(names, x.Preset) {
@@ -83,6 +124,11 @@ cores; --list prints the experiments without running them.`,
 				err   error
 			}
 			res := make([]measuredPreset, len(names))
+			type checkedReference struct {
+				checks []experiment.Check
+				err    error
+			}
+			checked := make([]checkedReference, len(refs))
 			finished := make(chan int)
 			for i, name := range names {
 				go func() {
@@ -98,11 +144,25 @@ cores; --list prints the experiments without running them.`,
 					}
 				}()
 			}
-			for n := range names {
+			for i, ref := range refs {
+				go func() {
+					defer func() { finished <- len(names) + i }()
+					checked[i].checks, checked[i].err = validate(ref)
+				}()
+			}
+			presetsLeft, refsLeft := len(names), len(refs)
+			for n := range len(names) + len(refs) {
 				if progress != nil {
-					fmt.Fprintf(progress, "\r\x1b[K%s measuring %d presets · %.0f s", progressBar(float64(n)/float64(len(names)), 30), len(names)-n, time.Since(start).Seconds())
+					fmt.Fprintf(progress, "\r\x1b[K%s measuring %s · %.0f s", progressBar(float64(n)/float64(len(names)+len(refs)), 30), measuring(presetsLeft, refsLeft), time.Since(start).Seconds())
 				}
-				<-finished
+				if <-finished < len(names) {
+					presetsLeft--
+				} else {
+					refsLeft--
+				}
+			}
+			if progress != nil {
+				fmt.Fprint(progress, "\r\x1b[K")
 			}
 			var trends []experiment.Trend
 			for i, r := range res {
@@ -120,10 +180,33 @@ cores; --list prints the experiments without running them.`,
 					trends = append(trends, *r.trend)
 				}
 			}
-			if progress != nil {
-				fmt.Fprint(progress, "\r\x1b[K")
+			var vs *validations
+			if checks {
+				vs = &validations{detail: detail, preset: only}
+				for _, c := range checked {
+					if c.err != nil {
+						return fmt.Errorf("validation: %w", c.err)
+					}
+					vs.checks = append(vs.checks, c.checks...)
+				}
+				if err := vs.pick(validation); err != nil {
+					return err
+				}
+				if len(exps) == 0 && len(vs.checks) == 0 {
+					return usagef("preset %s declares no paper experiments, and no reference measured outside pimtui checks it", only)
+				}
 			}
-			return writeReproduce(stdout, exps, trends, format, true)
+			if validation && format == "json" {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Validations *[]validationRow `json:"validations"`
+				}{vs.rows()})
+			}
+			if validation {
+				return vs.table(stdout)
+			}
+			return writeReproduce(stdout, exps, trends, format, true, vs)
 		},
 	}
 	f := c.Flags()
@@ -132,7 +215,20 @@ cores; --list prints the experiments without running them.`,
 	f.StringSliceVar(&ids, "experiment", nil, "only the experiments with these ids (comma-separated)")
 	f.BoolVar(&list, "list", false, "list the experiments without running them")
 	f.BoolVar(&noChart, "no-chart", false, "skip the curves (they cost a few extra runs)")
+	f.BoolVar(&detail, "detail", false, "validation and all: add the finer checks (stages, ops, parts of a layer)")
 	return c
+}
+
+// measuring says what is still being measured: "12 presets and 3 references".
+func measuring(presetsLeft, refsLeft int) string {
+	var parts []string
+	if presetsLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d presets", presetsLeft))
+	}
+	if refsLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d references", refsLeft))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // conditions summarises an expectation's grid: models, datasets, batch sizes.
@@ -231,12 +327,15 @@ type trendSeriesJ struct {
 	Values []*float64 `json:"values"` // null where the system runs out of memory
 }
 
-func writeReproduce(w io.Writer, exps []reproduction, trends []experiment.Trend, format string, ran bool) error {
+// writeReproduce prints the experiments, run or only listed, their curves and, where v
+// is not nil, the validation checks after them.
+func writeReproduce(w io.Writer, exps []reproduction, trends []experiment.Trend, format string, ran bool, v *validations) error {
 	if format == "json" {
 		out := struct {
-			Experiments []reproduceRow `json:"experiments"`
-			Trends      []trendJSON    `json:"trends,omitempty"`
-		}{}
+			Experiments []reproduceRow   `json:"experiments,omitempty"`
+			Trends      []trendJSON      `json:"trends,omitempty"`
+			Validations *[]validationRow `json:"validations,omitempty"`
+		}{Validations: v.rows()}
 		for _, x := range exps {
 			r := reproduceRow{Family: x.Family, Preset: x.Preset, ID: x.ID, Claim: x.Claim, Source: x.Source, Metric: x.Metric,
 				Versus: x.Versus, BestOf: x.BestOf, Conditions: conditions(x.Expect), Reduced: oneLine(x.Reduced),
@@ -267,6 +366,9 @@ func writeReproduce(w io.Writer, exps []reproduction, trends []experiment.Trend,
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
+	}
+	if len(exps) == 0 && v != nil {
+		return v.table(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if !ran {
@@ -327,6 +429,10 @@ func writeReproduce(w io.Writer, exps []reproduction, trends []experiment.Trend,
 	for _, t := range trends {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, ui.Plot(trendPlot(t), width, 20, colorOn(w)))
+	}
+	if v != nil {
+		fmt.Fprintln(w)
+		return v.table(w)
 	}
 	return nil
 }
@@ -467,8 +573,9 @@ type reproduction struct {
 }
 
 // declared lists the experiments of family ("all": every family) in preset order,
-// optionally those of one preset or with given ids only.
-func declared(family, only string, ids []string) ([]reproduction, error) {
+// optionally those of one preset or with given ids only. None is an error unless
+// orNone is set (the validation checks follow the claims).
+func declared(family, only string, ids []string, orNone bool) ([]reproduction, error) {
 	var fams, known []string
 	var out []reproduction
 	for _, n := range presets.Names() {
@@ -491,10 +598,10 @@ func declared(family, only string, ids []string) ([]reproduction, error) {
 	}
 	if family != "all" && !slices.Contains(fams, family) {
 		msg := fmt.Sprintf("unknown family %q", family)
-		if c := presets.Closest(family, fams, 1); len(c) > 0 {
+		if c := presets.Closest(family, append(fams, validationFamily), 1); len(c) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", c[0])
 		}
-		return nil, usagef("%s (families: all, %s)", msg, strings.Join(fams, ", "))
+		return nil, usagef("%s (families: all, %s; or %s)", msg, strings.Join(fams, ", "), validationFamily)
 	}
 	if only != "" {
 		if _, err := presets.Get(only); err != nil {
@@ -510,7 +617,7 @@ func declared(family, only string, ids []string) ([]reproduction, error) {
 			return nil, usagef("%s (pimtui reproduce --list lists them)", msg)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !orNone {
 		what := "family " + family
 		if only != "" {
 			what = "preset " + only
@@ -521,4 +628,154 @@ func declared(family, only string, ids []string) ([]reproduction, error) {
 		return nil, usagef("%s declares no paper experiments", what)
 	}
 	return out, nil
+}
+
+// validations are the checks against references measured outside pimtui that reproduce
+// prints: every reference's, or one preset's with --preset; the finer ones with --detail.
+type validations struct {
+	checks []experiment.Check
+	detail bool
+	preset string
+}
+
+// pick keeps the checks to print. A preset that no reference checks is an error when the
+// checks are all that was asked for; after the claims, the section says so instead.
+func (v *validations) pick(alone bool) error {
+	var kept []experiment.Check
+	var checked []string
+	for _, c := range v.checks {
+		if !slices.Contains(checked, c.Preset) {
+			checked = append(checked, c.Preset)
+		}
+		if (v.preset == "" || c.Preset == v.preset) && (v.detail || !c.Detail) {
+			kept = append(kept, c)
+		}
+	}
+	if alone && v.preset != "" && !slices.Contains(checked, v.preset) {
+		return usagef("no reference measured outside pimtui checks preset %s; the presets checked are %s", v.preset, strings.Join(checked, ", "))
+	}
+	v.checks = kept
+	return nil
+}
+
+// validationRow is one check of `reproduce validation --format json`.
+type validationRow struct {
+	Reference float64  `json:"reference"` // the reference's figure
+	Against   string   `json:"against"`   // the reference's name
+	Name      string   `json:"name"`
+	Preset    string   `json:"preset"`
+	Source    string   `json:"source"`
+	Unit      string   `json:"unit"`
+	Pimtui    float64  `json:"pimtui"`
+	Error     *float64 `json:"error"` // pimtui / reference − 1; null where the reference is 0
+	Tolerance float64  `json:"tolerance"`
+	Within    bool     `json:"within"`
+	Detail    bool     `json:"detail"`
+	Gap       string   `json:"gap"`
+}
+
+// rows are the checks as JSON rows; nil when there are no validations to print.
+func (v *validations) rows() *[]validationRow {
+	if v == nil {
+		return nil
+	}
+	rows := []validationRow{}
+	for _, c := range v.checks {
+		r := validationRow{Reference: c.Ref, Against: c.Reference, Name: c.Name, Preset: c.Preset, Source: c.Source, Unit: c.Unit,
+			Pimtui: c.Pimtui, Tolerance: c.Tol, Within: c.Within(), Detail: c.Detail, Gap: oneLine(c.Gap)}
+		if e := c.Error(); !math.IsNaN(e) && !math.IsInf(e, 0) {
+			r.Error = &e
+		}
+		rows = append(rows, r)
+	}
+	return &rows
+}
+
+// table prints the checks by reference: a heading saying what the reference is, a row
+// per check (its name, preset, the reference's figure and pimtui's, the error, the
+// tolerance, whether it is within and, where not, the first line of the reason) and a
+// summary line.
+func (v *validations) table(w io.Writer) error {
+	var refs []string
+	for _, c := range v.checks {
+		if !slices.Contains(refs, c.Reference) {
+			refs = append(refs, c.Reference)
+		}
+	}
+	of := ""
+	if v.preset != "" {
+		of = " of preset " + v.preset
+	}
+	in, n, _ := validationScore(v.checks, false)
+	if n == 0 {
+		_, err := fmt.Fprintf(w, "Validation against references measured outside pimtui: no checks%s\n", of)
+		return err
+	}
+	fmt.Fprintf(w, "Validation against references measured outside pimtui: %d of %d checks%s within their tolerance\n", in, n, of)
+	for _, ref := range refs {
+		var cs []experiment.Check
+		for _, c := range v.checks {
+			if c.Reference == ref {
+				cs = append(cs, c)
+			}
+		}
+		fmt.Fprintf(w, "\n%s: %s\n", ref, experiment.Describe(ref).Title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHECK\tPRESET\tREFERENCE\tPIMTUI\tUNIT\tERROR\tTOL\tWITHIN\tGAP")
+		for _, c := range cs {
+			name, within, gap := c.Name, "✓", ""
+			if c.Detail {
+				name = "  " + name
+			}
+			if !c.Within() {
+				within, gap = "✗", gapLine(c.Gap)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, c.Preset, fmtMetric(c.Ref), fmtMetric(c.Pimtui), c.Unit, percent(c.Error()), "±"+percentOf(c.Tol), within, gap)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		in, n, mean := validationScore(cs, false)
+		line := fmt.Sprintf("%s: %d of %d within, mean |error| %s", ref, in, n, percentOf(mean))
+		if in, n, mean := validationScore(cs, true); n > 0 {
+			line += fmt.Sprintf("; finer checks %d of %d within, mean |error| %s", in, n, percentOf(mean))
+		}
+		fmt.Fprintln(w, line)
+	}
+	return nil
+}
+
+// validationScore counts the headline checks (the finer ones when detail is set) within
+// their tolerance, and their mean absolute error.
+func validationScore(cs []experiment.Check, detail bool) (within, n int, meanAbs float64) {
+	for _, c := range cs {
+		if c.Detail != detail {
+			continue
+		}
+		n++
+		if c.Within() {
+			within++
+		}
+		meanAbs += math.Abs(c.Error())
+	}
+	if n > 0 {
+		meanAbs /= float64(n)
+	}
+	return within, n, meanAbs
+}
+
+// percent prints a relative error: +9.0%, -27.8%.
+func percent(e float64) string {
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*e)
+}
+
+// percentOf prints a fraction as a percentage, to a tenth where it has one: 10%, 2.5%.
+func percentOf(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Round(1000*f)/10, 'f', -1, 64) + "%"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -224,11 +225,241 @@ func TestReproduceRealRun(t *testing.T) {
 func TestReproduceBadInput(t *testing.T) {
 	cases := []badInput{
 		{[]string{"reproduce", "neupim"}, `unknown family "neupim"; did you mean "neupims"?`},
-		{[]string{"reproduce", "neupims", "l3"}, "reproduce takes one family or all"},
+		{[]string{"reproduce", "neupims", "l3"}, "reproduce takes one family, validation or all"},
 		{[]string{"reproduce", "--format", "csv"}, "want table or json"},
 		{[]string{"reproduce", "gpu", "--list"}, "family gpu declares no paper experiments"},
 		{[]string{"reproduce", "--preset", "npu-onl", "--list"}, `did you mean "npu-only"`},
 		{[]string{"reproduce", "neupims", "--experiment", "vs-gpus", "--list"}, `--experiment "vs-gpus": no such experiment here; did you mean "vs-gpu"?`},
 	}
 	checkBadInput(t, cases)
+}
+
+// fakeChecker stands in for the references' checkers until the test ends: refs in
+// order, each answering with its checks (or failing with err), and records which were
+// asked for.
+func fakeChecker(t *testing.T, refs []string, checks map[string][]experiment.Check, err error) *[]string {
+	t.Helper()
+	v, r := validate, referenceNames
+	t.Cleanup(func() { validate, referenceNames = v, r })
+	var mu sync.Mutex
+	var asked []string
+	referenceNames = func() []string { return refs }
+	validate = func(names ...string) ([]experiment.Check, error) {
+		mu.Lock()
+		asked = append(asked, names...)
+		mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		var out []experiment.Check
+		for _, n := range names {
+			out = append(out, checks[n]...)
+		}
+		return out, nil
+	}
+	return &asked
+}
+
+// Two references' checks, one outside its tolerance, and finer ones for --detail.
+var fakeChecks = map[string][]experiment.Check{
+	"neupims-sim": {
+		{Reference: "neupims-sim", Name: "neupims · iteration", Preset: "neupims", Source: "main f299af3, sub-batch-on, clb-0, batch 512", Unit: "ms",
+			Ref: 15.488, Pimtui: 11.182, Tol: 0.10, Gap: "pimtui's NPU ops run 1.39× faster than the authors' under PIM traffic.\nSecond line."},
+		{Reference: "neupims-sim", Name: "neupims · stage C", Preset: "neupims", Source: "SA_stage_C.tsv", Unit: "µs", Ref: 238.46, Pimtui: 173.5, Tol: 0.10, Detail: true,
+			Gap: "no residual adds"},
+		{Reference: "neupims-sim", Name: "npu-only · iteration", Preset: "npu-only", Source: "npu-only 57617ee, rr-0, batch 512", Unit: "ms", Ref: 189.94, Pimtui: 181.5, Tol: 0.10},
+	},
+	"h100": {
+		{Reference: "h100", Name: "B=64 L=2048 · full", Preset: "gpu-h100", Source: "decode_layer_h100_cudnn.csv", Unit: "µs", Ref: 852, Pimtui: 870, Tol: 0.05},
+	},
+}
+
+func TestReproduceValidation(t *testing.T) {
+	asked := fakeChecker(t, []string{"neupims-sim", "h100"}, fakeChecks, nil)
+	out, errs, code := cli(t, "reproduce", "validation")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if slices.Sort(*asked); strings.Join(*asked, ",") != "h100,neupims-sim" {
+		t.Errorf("references measured: %v, want each once", *asked)
+	}
+	lines := strings.Split(out, "\n")
+	if lines[0] != "Validation against references measured outside pimtui: 2 of 3 checks within their tolerance" {
+		t.Errorf("verdict %q", lines[0])
+	}
+	row := func(name string) []string {
+		for _, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), name+"  ") {
+				return strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), name))
+			}
+		}
+		t.Fatalf("no row %q:\n%s", name, out)
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		want string
+	}{
+		{"neupims · iteration", "neupims 15.488 11.182 ms -27.8% ±10% ✗ pimtui's NPU ops run 1.39× faster than the authors' under PIM traffic."},
+		{"npu-only · iteration", "npu-only 189.9 181.5 ms -4.4% ±10% ✓"},
+		{"B=64 L=2048 · full", "gpu-h100 852.0 870.0 µs +2.1% ±5% ✓"},
+	} {
+		if got := strings.Join(row(c.name), " "); got != c.want {
+			t.Errorf("row %s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	for _, want := range []string{
+		"\nneupims-sim: the NeuPIMs authors' cycle-level simulator (casys-kaist/NeuPIMs: main f299af3, npu+pim e51a4af, npu-only 57617ee)",
+		"\nh100: a real H100's decode layer",
+		"CHECK                 PRESET    REFERENCE  PIMTUI  UNIT  ERROR   TOL   WITHIN  GAP",
+		"\nneupims-sim: 1 of 2 within, mean |error| 16.1%\n",
+		"\nh100: 1 of 1 within, mean |error| 2.1%\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "neupims-sim:") > strings.Index(out, "h100:") {
+		t.Errorf("references out of their order:\n%s", out)
+	}
+	if strings.Contains(out, "stage C") || strings.Contains(out, "Second line") || strings.Contains(out, "claims match") {
+		t.Errorf("a finer check without --detail, a gap's second line, or the claims:\n%s", out)
+	}
+
+	out, _, code = cli(t, "reproduce", "validation", "--detail")
+	for _, want := range []string{"  neupims · stage C   neupims", "238.5", "173.5", "-27.2%", "✗       no residual adds",
+		"neupims-sim: 1 of 2 within, mean |error| 16.1%; finer checks 0 of 1 within, mean |error| 27.2%\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--detail (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+
+	out, _, code = cli(t, "reproduce", "validation", "--preset", "npu-only")
+	if code != 0 || !strings.Contains(out, "1 of 1 checks of preset npu-only within their tolerance") || strings.Contains(out, "neupims · iteration") || strings.Contains(out, "h100") {
+		t.Errorf("--preset npu-only (exit %d):\n%s", code, out)
+	}
+}
+
+func TestReproduceValidationJSON(t *testing.T) {
+	fakeChecker(t, []string{"neupims-sim", "h100"}, fakeChecks, nil)
+	out, errs, code := cli(t, "reproduce", "validation", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &raw); err != nil || len(raw) != 1 || raw["validations"] == nil {
+		t.Fatalf("want only validations (%v):\n%s", err, out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(raw["validations"], &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("rows (%v):\n%s", err, out)
+	}
+	want := map[string]any{"reference": 15.488, "against": "neupims-sim", "name": "neupims · iteration", "preset": "neupims",
+		"source": "main f299af3, sub-batch-on, clb-0, batch 512", "unit": "ms", "pimtui": 11.182, "tolerance": 0.1, "within": false, "detail": false,
+		"gap": "pimtui's NPU ops run 1.39× faster than the authors' under PIM traffic. Second line."}
+	for k, v := range want {
+		if rows[0][k] != v {
+			t.Errorf("%s = %v, want %v", k, rows[0][k], v)
+		}
+	}
+	if e := rows[0]["error"].(float64); math.Abs(e-(11.182/15.488-1)) > 1e-12 || len(rows[0]) != 12 {
+		t.Errorf("error %v, fields %v", e, rows[0])
+	}
+	if rows[1]["name"] != "npu-only · iteration" || rows[1]["within"] != true || rows[1]["gap"] != "" || rows[2]["against"] != "h100" {
+		t.Errorf("rows %v", rows)
+	}
+	out, _, _ = cli(t, "reproduce", "validation", "--format", "json", "--detail")
+	var d struct{ Validations []validationRow }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Validations) != 4 || !d.Validations[1].Detail || d.Validations[1].Name != "neupims · stage C" {
+		t.Errorf("--detail (%v): %+v", err, d.Validations)
+	}
+}
+
+// `reproduce all` prints the claims, then the validation section; a family alone runs
+// no checks and its JSON has no validations.
+func TestReproduceAllWithValidation(t *testing.T) {
+	defer func(e any) { evaluate = e.(func(string, []string) ([]experiment.Outcome, error)) }(evaluate)
+	evaluate = func(name string, ids []string) ([]experiment.Outcome, error) {
+		f, _ := presets.Get(name)
+		var outs []experiment.Outcome
+		for _, e := range f.Expect {
+			outs = append(outs, experiment.Outcome{Expect: e, Preset: name, Measured: e.Target(), Within: true, Points: 1})
+		}
+		return outs, nil
+	}
+	asked := fakeChecker(t, []string{"neupims-sim", "h100"}, fakeChecks, nil)
+	out, errs, code := cli(t, "reproduce", "--no-chart")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	claims, section := strings.Index(out, "claims match the paper"), strings.Index(out, "\nValidation against references measured outside pimtui: 2 of 3 checks within")
+	if claims < 0 || claims > 20 || section < 0 || section < strings.Index(out, utilLegend) || !strings.Contains(out[section:], "neupims · iteration") {
+		t.Fatalf("claims at %d, validation at %d:\n%s", claims, section, out)
+	}
+	js, _, code := cli(t, "reproduce", "--no-chart", "--format", "json", "--detail")
+	r := decodeReproduce(t, js)
+	var v struct{ Validations []validationRow }
+	json.Unmarshal([]byte(js), &v)
+	if code != 0 || len(r.Experiments) == 0 || len(v.Validations) != 4 {
+		t.Fatalf("exit %d, %d experiments, %d validations", code, len(r.Experiments), len(v.Validations))
+	}
+
+	// --preset gpu-h100 declares no experiments, but a reference checks it.
+	out, errs, code = cli(t, "reproduce", "--preset", "gpu-h100")
+	if code != 0 || !strings.HasPrefix(out, "Validation against references measured outside pimtui: 1 of 1 checks of preset gpu-h100") || strings.Contains(out, "claims") {
+		t.Fatalf("--preset gpu-h100 (exit %d, %s):\n%s", code, errs, out)
+	}
+	// --preset neupims: its claims, and its checks only.
+	out, _, _ = cli(t, "reproduce", "--preset", "neupims", "--no-chart")
+	if !strings.Contains(out, "claims match") || !strings.Contains(out, "1 checks of preset neupims") || strings.Contains(out, "npu-only · iteration") {
+		t.Fatalf("--preset neupims:\n%s", out)
+	}
+
+	*asked = nil
+	for _, args := range [][]string{{"reproduce", "neupims", "--no-chart", "--format", "json"}, {"reproduce", "--experiment", "vs-gpu", "--format", "json"}} {
+		js, _, code = cli(t, args...)
+		var raw map[string]json.RawMessage
+		json.Unmarshal([]byte(js), &raw)
+		if _, ok := raw["validations"]; code != 0 || ok || raw["experiments"] == nil {
+			t.Errorf("%v (exit %d): %s", args, code, js)
+		}
+	}
+	if len(*asked) != 0 {
+		t.Errorf("a family or --experiment measured the references %v", *asked)
+	}
+	// No reference built in: the section says so.
+	fakeChecker(t, nil, nil, nil)
+	if out, _, code := cli(t, "reproduce", "--preset", "neupims", "--no-chart"); code != 0 || !strings.Contains(out, "Validation against references measured outside pimtui: no checks of preset neupims") {
+		t.Errorf("without references (exit %d):\n%s", code, out)
+	}
+}
+
+func TestReproduceValidationBadInput(t *testing.T) {
+	fakeChecker(t, []string{"neupims-sim", "h100"}, fakeChecks, nil)
+	checkBadInput(t, []badInput{
+		{[]string{"reproduce", "neupims", "--detail"}, "--detail adds the finer validation checks (stages, ops, parts of a layer), which family neupims does not run: pimtui reproduce validation --detail"},
+		{[]string{"reproduce", "--list", "--detail"}, "--detail adds the finer validation checks, which --list and --experiment leave out"},
+		{[]string{"reproduce", "--experiment", "vs-gpu", "--detail"}, "which --list and --experiment leave out"},
+		{[]string{"reproduce", "validation", "--list"}, "the validation checks are known only by running them: pimtui reproduce validation"},
+		{[]string{"reproduce", "validation", "--experiment", "vs-gpu"}, "--experiment picks papers' experiments, which validation does not run"},
+		{[]string{"reproduce", "validation", "--preset", "neupim"}, `unknown preset "neupim"; did you mean "neupims"`},
+		{[]string{"reproduce", "validation", "--preset", "l3"}, "no reference measured outside pimtui checks preset l3; the presets checked are neupims, npu-only, gpu-h100"},
+		{[]string{"reproduce", "--preset", "gpu-a100"}, "preset gpu-a100 declares no paper experiments, and no reference measured outside pimtui checks it"},
+		{[]string{"reproduce", "validaton"}, `unknown family "validaton"; did you mean "validation"?`},
+		{[]string{"reproduce", "validation", "--format", "csv"}, "want table or json"},
+	})
+}
+
+// A checker that fails, or none built in, is a failure of the run (exit 1) that says so.
+func TestReproduceValidationFails(t *testing.T) {
+	fakeChecker(t, []string{"neupims-sim"}, nil, errors.New("neupims-sim: reading stages.tsv: no such file"))
+	_, errs, code := cli(t, "reproduce", "validation")
+	if code != 1 || !strings.Contains(errs, "validation: neupims-sim: reading stages.tsv: no such file") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	fakeChecker(t, nil, nil, nil)
+	_, errs, code = cli(t, "reproduce", "validation")
+	if code != 1 || !strings.Contains(errs, "this pimtui has no checks against references measured outside it") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -38,12 +39,45 @@ func figures(name string) ([]ui.Figure, error) {
 	return figs, nil
 }
 
+// presetValidations returns what the explorer's picker shows of a preset's validation:
+// its headline checks against the references measured outside pimtui. The first call
+// measures every reference, one after another so that stepping keeps the other core;
+// every preset's checks then come from that one measurement.
+func presetValidations() func(name string) ([]ui.Validation, error) {
+	all := sync.OnceValues(func() ([]experiment.Check, error) {
+		var out []experiment.Check
+		for _, ref := range referenceNames() {
+			cs, err := validate(ref)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, cs...)
+		}
+		return out, nil
+	})
+	return func(name string) ([]ui.Validation, error) {
+		cs, err := all()
+		if err != nil {
+			return nil, err
+		}
+		var out []ui.Validation
+		for _, c := range cs {
+			if c.Preset == name && !c.Detail {
+				out = append(out, ui.Validation{Reference: experiment.Describe(c.Reference).Short, Name: c.Name,
+					Ref: c.Ref, Pimtui: c.Pimtui, Tol: c.Tol, Within: c.Within()})
+			}
+		}
+		return out, nil
+	}
+}
+
 // explore runs the explorer on cfg on terminal f. opts gives what the caller offers;
-// the colour (off under NO_COLOR), the mouse, the preset picker and the paper figures
-// are set here.
+// the colour (off under NO_COLOR), the mouse, the preset picker, the paper figures and
+// the validation are set here.
 func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui.Options) error {
 	noColor := os.Getenv("NO_COLOR") != ""
 	opts.Color, opts.NoMouse, opts.Load, opts.Figures = !noColor, o.noMouse, o.loader(cmd), figures
+	opts.Validations = presetValidations()
 	if opts.Catalog == nil {
 		opts.Presets = presetList()
 	}

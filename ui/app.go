@@ -57,6 +57,9 @@ type Options struct {
 	// for the picker and the header. It may take a while: the explorer calls it off the
 	// UI goroutine, one preset at a time, and keeps the answers. Nil: no figures.
 	Figures func(name string) ([]Figure, error)
+	// Validations measures the checks of a preset against references measured outside
+	// pimtui, for the picker, off the UI goroutine as Figures is. Nil: none shown.
+	Validations func(name string) ([]Validation, error)
 	// LessonOptions offers the lessons (t) and may open the explorer on one.
 	LessonOptions
 	// CompareWith lists what the compare chooser (c) offers beside the running preset;
@@ -111,6 +114,9 @@ type Model struct {
 	// preset being measured and figNext the one asked for meanwhile.
 	figs             map[string]*figState
 	figBusy, figNext string
+	// vals are the presets' validations measured so far, kept the same way.
+	vals             map[string]*valState
+	valBusy, valNext string
 
 	footer  help.Model
 	keyLine string // the footer's short help, redrawn when the focus or size changes
@@ -428,6 +434,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.gotCatalog(msg)
 	case figuresMsg:
 		return m, m.gotFigures(msg)
+	case validationMsg:
+		return m, m.gotValidation(msg)
 	case closePickerMsg:
 		m.picker, m.chooser = nil, nil
 	case compareMsg:
@@ -493,7 +501,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		var cmd tea.Cmd
 		m.picker, cmd = m.picker.Update(msg)
-		return tea.Batch(cmd, m.wantFigures(m.picker.selected()))
+		return tea.Batch(cmd, m.wantFigures(m.picker.selected()), m.wantValidation(m.picker.selected()))
 	}
 	if m.chooser != nil {
 		var cmd tea.Cmd
@@ -567,10 +575,10 @@ func (m *Model) openPresetPicker() tea.Cmd {
 		return m.setStatus("no presets to pick from", true)
 	}
 	m.picker = newPicker(m.c, m.opts.Presets, m.cfg.Preset)
-	if m.opts.Figures != nil {
-		m.picker.figures = m.pickerFigures
+	if m.opts.Figures != nil || m.opts.Validations != nil {
+		m.picker.figures = m.presetLines
 	}
-	return m.wantFigures(m.picker.selected())
+	return tea.Batch(m.wantFigures(m.picker.selected()), m.wantValidation(m.picker.selected()))
 }
 
 // gotCatalog takes the presets and lessons in, and opens a picker asked for meanwhile.

@@ -57,7 +57,7 @@ func (m *Model) inCompare(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		m.compare = nil
 		m.relayout()
 		return nil, true
-	case stepMsg, tickMsg, clearStatusMsg, exportedMsg, figuresMsg, selectMsg, pickMsg, closePickerMsg,
+	case stepMsg, tickMsg, clearStatusMsg, exportedMsg, figuresMsg, validationMsg, selectMsg, pickMsg, closePickerMsg,
 		loadedMsg, lessonLoadedMsg, seekMsg:
 		return nil, false
 	case tea.WindowSizeMsg, tea.BackgroundColorMsg:

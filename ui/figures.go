@@ -138,12 +138,26 @@ func (m *Model) headerFigures() string {
 	return fmt.Sprintf("%s · paper %s pimtui %s %s", matchCount(s.figs), figValue(f, f.Paper), figValue(f, f.Measured), verdict(f))
 }
 
-// pickerFigures are the lines the picker shows under its list for the selected preset:
-// one per experiment (a few at most), or where they stand.
+// presetLines are the lines the preset picker shows under its list for the selected
+// preset: its paper figures, then its validation against references measured outside
+// pimtui.
+func (m *Model) presetLines(name string, w int) []string {
+	var lines []string
+	if m.opts.Figures != nil {
+		lines = m.pickerFigures(name, w)
+	}
+	if m.opts.Validations != nil {
+		lines = append(lines, m.pickerValidation(name, w)...)
+	}
+	return lines
+}
+
+// pickerFigures are the picker's lines of paper figures for the selected preset: one per
+// experiment (a few at most), or where they stand.
 func (m *Model) pickerFigures(name string, w int) []string {
 	st := m.c.Styles
 	n := m.experiments(name)
-	if m.opts.Figures == nil || n == 0 {
+	if n == 0 {
 		return []string{st.Faint.render(truncate("paper vs pimtui: "+name+" declares no paper experiments", w))}
 	}
 	s, ok := m.figs[name]

@@ -56,6 +56,35 @@ func registerChecks(name string, run func() ([]Check, error)) {
 	checkers = append(checkers, checker{name, run})
 }
 
+// A Reference is a source of figures measured outside pimtui, as the command and the
+// explorer describe it.
+type Reference struct {
+	Name  string // as registered: "neupims-sim"
+	Title string // what it is, for the heading of its checks
+	Short string // the same in a few words, for the explorer's preset picker
+}
+
+// references says what each reference named in the checks is.
+var references = map[string]Reference{
+	"neupims-sim": {Title: "the NeuPIMs authors' cycle-level simulator (casys-kaist/NeuPIMs: main f299af3, npu+pim e51a4af, npu-only 57617ee), one layer of one decode step composed into 32 layers",
+		Short: "authors' simulator"},
+	"h100": {Title: "a real H100's decode layer: one LLaMA-2-70B-class layer (d_model 8192, 64 query and 8 KV heads) timed on an H100 80GB SXM",
+		Short: "real H100"},
+	"lolpim-table8": {Title: "LoL-PIM's measured Table 8: Qwen1.5-7B and 14B on Musique, throughput and utilisation on the PIM modules",
+		Short: "LoL-PIM Table 8"},
+}
+
+// Describe says what reference name is; a reference without a description is titled by
+// its name.
+func Describe(name string) Reference {
+	r, ok := references[name]
+	if !ok {
+		r = Reference{Title: name, Short: name}
+	}
+	r.Name = name
+	return r
+}
+
 // References lists the registered references' names in registration order.
 func References() []string {
 	out := make([]string, len(checkers))

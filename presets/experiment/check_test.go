@@ -29,3 +29,12 @@ func TestValidationsUnknownReference(t *testing.T) {
 		t.Fatalf("err = %v, want it to name the unknown reference", err)
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	if r := Describe("neupims-sim"); r.Name != "neupims-sim" || !strings.Contains(r.Title, "NeuPIMs authors' cycle-level simulator") || r.Short != "authors' simulator" {
+		t.Fatalf("neupims-sim: %+v", r)
+	}
+	if r := Describe("elsewhere"); r.Title != "elsewhere" || r.Short != "elsewhere" {
+		t.Fatalf("an undescribed reference: %+v", r)
+	}
+}
