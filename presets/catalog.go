@@ -58,7 +58,15 @@ type GPUEntry struct {
 	BandwidthGBps    float64 `toml:"bandwidth_gbps"`
 	CapacityGB       float64 `toml:"capacity_gb"`
 	LaunchOverheadUs float64 `toml:"launch_overhead_us"`
-	Source           string  `toml:"source"`
+	// Figures measured on the GPU itself, where they are (0: none): its power cap, what it
+	// draws idle and the energy of a DRAM bit (the power roof), and decode attention's
+	// latency floor and latency beyond the kernel launch.
+	PowerCapW          float64 `toml:"power_cap_w"`
+	IdlePowerW         float64 `toml:"idle_power_w"`
+	MemoryPJPerBit     float64 `toml:"memory_pj_per_bit"`
+	AttentionFloorUs   float64 `toml:"attention_floor_us"`
+	AttentionLatencyUs float64 `toml:"attention_latency_us"`
+	Source             string  `toml:"source"`
 }
 
 // gpu is the catalogue GPU name as a sim.GPU with its datasheet figures; key is the preset
@@ -71,7 +79,9 @@ func (c *catalogs) gpu(key, name string, launchUs float64) (sim.GPU, error) {
 		return sim.GPU{}, &Error{Key: key, Msg: fmt.Sprintf("unknown GPU %q; %s", name, DidYouMean(name, c.gpuNames))}
 	}
 	g := sim.GPU{Name: e.Name, Display: e.Display, PeakTFLOPS: e.FP16TFLOPS, BandwidthGBps: e.BandwidthGBps,
-		CapacityGB: e.CapacityGB, LaunchOverheadUs: e.LaunchOverheadUs}
+		CapacityGB: e.CapacityGB, LaunchOverheadUs: e.LaunchOverheadUs, SweepEfficiency: c.gpuSweepEfficiency,
+		PowerCapW: e.PowerCapW, IdlePowerW: e.IdlePowerW, MemoryPJPerBit: e.MemoryPJPerBit,
+		AttnFloorUs: e.AttentionFloorUs, AttnLatencyUs: e.AttentionLatencyUs}
 	if launchUs > 0 {
 		g.LaunchOverheadUs = launchUs
 	}
@@ -79,7 +89,8 @@ func (c *catalogs) gpu(key, name string, launchUs float64) (sim.GPU, error) {
 }
 
 type catalogs struct {
-	gpuMemoryEfficiency                float64 // the one streaming efficiency of every GPU
+	gpuMemoryEfficiency                float64 // the one efficiency of every GPU's tiled weight streams
+	gpuSweepEfficiency                 float64 // the one efficiency of every GPU's sequential streams
 	models                             map[string]ModelEntry
 	datasets                           map[string]DatasetEntry
 	gpus                               map[string]GPUEntry
@@ -119,6 +130,7 @@ func loadCatalogs() (*catalogs, error) {
 	}
 	var g struct {
 		MemoryEfficiency float64    `toml:"memory_efficiency"`
+		SweepEfficiency  float64    `toml:"sweep_efficiency"`
 		GPU              []GPUEntry `toml:"gpu"`
 	}
 	if err := decodeCatalog("models.toml", &m); err != nil {
@@ -133,7 +145,10 @@ func loadCatalogs() (*catalogs, error) {
 	if g.MemoryEfficiency <= 0 || g.MemoryEfficiency > 1 {
 		return nil, fmt.Errorf("catalog/gpus.toml: memory_efficiency %g is not a share of the bandwidth in (0, 1]", g.MemoryEfficiency)
 	}
-	c := &catalogs{gpuMemoryEfficiency: g.MemoryEfficiency, models: map[string]ModelEntry{}, datasets: map[string]DatasetEntry{}, gpus: map[string]GPUEntry{}}
+	if g.SweepEfficiency <= 0 || g.SweepEfficiency > 1 {
+		return nil, fmt.Errorf("catalog/gpus.toml: sweep_efficiency %g is not a share of the bandwidth in (0, 1]", g.SweepEfficiency)
+	}
+	c := &catalogs{gpuMemoryEfficiency: g.MemoryEfficiency, gpuSweepEfficiency: g.SweepEfficiency, models: map[string]ModelEntry{}, datasets: map[string]DatasetEntry{}, gpus: map[string]GPUEntry{}}
 	for _, x := range m.Model {
 		if x.Layers < 1 || x.DModel < 1 || x.Heads < 1 || x.KVHeads < 1 || x.HeadDim < 1 || x.DFFN < 1 {
 			return nil, fmt.Errorf("catalog/models.toml: model %q has a non-positive dimension", x.Name)
@@ -158,6 +173,12 @@ func loadCatalogs() (*catalogs, error) {
 	for _, x := range g.GPU {
 		if x.FP16TFLOPS <= 0 || x.BandwidthGBps <= 0 || x.CapacityGB <= 0 {
 			return nil, fmt.Errorf("catalog/gpus.toml: GPU %q has a non-positive figure", x.Name)
+		}
+		if x.PowerCapW < 0 || x.IdlePowerW < 0 || x.MemoryPJPerBit < 0 || x.AttentionFloorUs < 0 || x.AttentionLatencyUs < 0 {
+			return nil, fmt.Errorf("catalog/gpus.toml: GPU %q has a negative figure", x.Name)
+		}
+		if power := x.PowerCapW > 0 || x.IdlePowerW > 0 || x.MemoryPJPerBit > 0; power && (x.PowerCapW <= x.IdlePowerW || x.MemoryPJPerBit <= 0) {
+			return nil, fmt.Errorf("catalog/gpus.toml: GPU %q: a power roof needs power_cap_w above idle_power_w and memory_pj_per_bit, or none of them", x.Name)
 		}
 		c.gpus[x.Name] = x
 		c.gpuNames = append(c.gpuNames, x.Name)

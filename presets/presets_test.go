@@ -342,3 +342,30 @@ func TestKeysAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// Every GPU-only preset streams its attention and small kernels at the catalogue's sweep
+// rule, and only the H100, measured, carries power figures and attention latencies.
+func TestGPUPresetsTakeTheCatalogueFigures(t *testing.T) {
+	c, err := catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gpu-h100", "gpu-a100", "gpu-gddr", "gpu-hbm"} {
+		f, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Build(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := cfg.GPU
+		if g.SweepEfficiency != c.gpuSweepEfficiency || g.SweepEfficiency <= g.MemoryEfficiency {
+			t.Errorf("%s: sequential streams at %g, the catalogue's rule is %g (above the GEMMs' %g)", name, g.SweepEfficiency, c.gpuSweepEfficiency, g.MemoryEfficiency)
+		}
+		measured := name == "gpu-h100"
+		if got := g.PowerCapW > 0 && g.IdlePowerW > 0 && g.MemoryPJPerBit > 0 && g.AttnFloorUs > 0 && g.AttnLatencyUs > 0; got != measured {
+			t.Errorf("%s: power %g W cap, %g W idle, %g pJ/bit; attention %g µs floor, %g µs latency", name, g.PowerCapW, g.IdlePowerW, g.MemoryPJPerBit, g.AttnFloorUs, g.AttnLatencyUs)
+		}
+	}
+}

@@ -129,10 +129,17 @@ type GPU struct {
 	BandwidthGBps     float64
 	CapacityGB        float64
 	LaunchOverheadUs  float64
-	ComputeEfficiency float64
-	MemoryEfficiency  float64
+	ComputeEfficiency float64 // fraction of PeakTFLOPS a GEMM reaches (at the power cap where one is given)
+	MemoryEfficiency  float64 // fraction of the bandwidth a GEMM's tiled weight stream reaches
+	SweepEfficiency   float64 // fraction of the bandwidth a sequential stream (KV cache, activations) reaches
 	MemoryUtilization float64 // fraction of capacity the serving engine may use
-	KVBlockTokens     int     // paged KV block size in tokens
+	// The power roof (roofline.go): the card's power cap, what it draws idle and the energy
+	// of a bit moved from DRAM. Zero: no power figures, no power roof.
+	PowerCapW, IdlePowerW, MemoryPJPerBit float64
+	// Decode attention's latency beyond its kernel launch: the floor no decode attention
+	// goes under, and the latency it adds to its KV stream (gpu.go). Zero: none.
+	AttnFloorUs, AttnLatencyUs float64
+	KVBlockTokens              int // paged KV block size in tokens
 	// Links a tensor-parallel split crosses (GPU-only serving): GPUsPerNode GPUs share a
 	// node and reach each other at IntraNodeGBps; nodes talk over one NodeLinkGBps link
 	// each. A zero bandwidth charges no collective on that link.

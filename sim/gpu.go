@@ -4,17 +4,26 @@ import "fmt"
 
 // gpuSystem is GPU-only serving: every operation of the iteration runs on the GPU as a
 // kernel under the roofline, the KV cache is paged in HBM (vLLM-style blocks) and batching
-// is continuous. Decode attention reads each request's KV cache; the GEMMs read the
-// weights once per iteration. A tensor-parallel split (Megatron) ends the attention block
+// is continuous. A decode layer runs the kernels of a pre-norm decoder layer, each its own,
+// as PyTorch runs them (in a CUDA graph, each still pays a kernel's latency): norm, QKV
+// GEMM, the new token's K and V written into the cache, attention over the cache, output
+// projection, residual add, norm, the FFN's up GEMM (gate and up fused in one for a gated
+// FFN), activation, down GEMM, residual add. The GEMMs read the weights once per iteration as tiles; decode
+// attention and the small kernels stream sequentially, which reaches more of the
+// bandwidth (SweepEfficiency). A tensor-parallel split (Megatron) ends the attention block
 // and the FFN with an all-reduce of the layer's activations over the GPUs' links.
 type gpuSystem struct {
-	cfg  *Config
-	sh   Shard
-	dev  Device
-	kv   *kvPool
-	blk  float64
-	lane []Lane
-	ar   bool // the split pays its all-reduces on the "node link" lane
+	cfg *Config
+	sh  Shard
+	dev Device // GEMMs: tiled weight streams
+	seq Device // decode attention and the small kernels: sequential streams
+	// attnFloor and attnLat are decode attention's latency beyond its launch: the floor
+	// it never goes under and the latency it adds to its KV stream.
+	attnFloor, attnLat Time
+	kv                 *kvPool
+	blk                float64
+	lane               []Lane
+	ar                 bool // the split pays its all-reduces on the "node link" lane
 }
 
 // gpuLaneLink is the lane of the tensor-parallel all-reduces.
@@ -35,6 +44,20 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 		MemoryEff:      g.MemoryEfficiency,
 		LaunchOverhead: FromSeconds(g.LaunchOverheadUs * 1e-6),
 	}
+	if g.PowerCapW < 0 || g.IdlePowerW < 0 || g.MemoryPJPerBit < 0 || g.AttnFloorUs < 0 || g.AttnLatencyUs < 0 || g.SweepEfficiency < 0 || g.SweepEfficiency > 1 {
+		return nil, fmt.Errorf("%s: power, DRAM energy and attention latencies must not be negative and the sweep efficiency must be a share in [0, 1]", g.Display)
+	}
+	if g.PowerCapW > 0 {
+		if g.IdlePowerW >= g.PowerCapW {
+			return nil, fmt.Errorf("%s draws %g W idle, not under its %g W power cap", g.Display, g.IdlePowerW, g.PowerCapW)
+		}
+		dev.PowerBudget = g.PowerCapW - g.IdlePowerW
+		dev.MemoryJPerByte = 8 * g.MemoryPJPerBit * 1e-12
+	}
+	seq := dev
+	if g.SweepEfficiency > 0 {
+		seq.MemoryEff = g.SweepEfficiency
+	}
 	usable := g.CapacityGB * 1e9 * g.MemoryUtilization
 	free := usable - sh.WeightBytes()
 	if free <= 0 {
@@ -42,7 +65,7 @@ func newGPUSystem(c *Config) (*gpuSystem, error) {
 			c.Model.Display, sh.WeightBytes()/1e9, sh.TP, sh.PP, g.Display, usable/1e9)
 	}
 	bt := max(1, g.KVBlockTokens)
-	s := &gpuSystem{cfg: c, sh: sh, dev: dev, blk: float64(bt) * sh.KVBytesPerToken(), lane: []Lane{{Name: "GPU", Group: "gpu"}}}
+	s := &gpuSystem{cfg: c, sh: sh, dev: dev, seq: seq, attnFloor: FromSeconds(g.AttnFloorUs * 1e-6), attnLat: FromSeconds(g.AttnLatencyUs * 1e-6), blk: float64(bt) * sh.KVBytesPerToken(), lane: []Lane{{Name: "GPU", Group: "gpu"}}}
 	if g.GPUsPerNode < 0 || g.IntraNodeGBps < 0 || g.NodeLinkGBps < 0 {
 		return nil, fmt.Errorf("gpus_per_node, intra_node_gbps and node_link_gbps must not be negative (got %d, %g, %g)", g.GPUsPerNode, g.IntraNodeGBps, g.NodeLinkGBps)
 	}
@@ -113,9 +136,20 @@ func (g *gpuSystem) gemm(name string, b int, flopParams, readParams float64, in,
 	return g.kernel(name, 2*float64(b)*flopParams, readParams*p+float64(b*(in+out))*p)
 }
 
-// elementwise is a memory-bound kernel over b rows of width elements (read and write).
-func (g *gpuSystem) elementwise(name string, b, width int) Op {
-	return g.kernel(name, float64(b*width)*4, float64(2*b*width*g.sh.Precision))
+// elementwise is a small memory-bound kernel over b rows: it reads in and writes out
+// elements a row, sequentially, with a few FLOPs an element.
+func (g *gpuSystem) elementwise(name string, b, in, out int) Op {
+	fl, by := float64(b*out)*4, float64(b*(in+out)*g.sh.Precision)
+	return Op{Name: name, Dur: g.seq.Time(fl, by), FLOPs: fl, Bytes: by}
+}
+
+// attention is the decode attention of the batch, flops over bytes of KV cache (and the
+// queries and outputs). It streams the cache sequentially behind a latency of its own
+// (the query's load, the softmax's dependent steps, the merge of a split sequence), and
+// takes no less than its floor however short the cache.
+func (g *gpuSystem) attention(flops, bytes float64) Op {
+	t := g.seq.Time(flops, bytes) - g.seq.LaunchOverhead
+	return Op{Name: "attention", Dur: g.seq.LaunchOverhead + max(g.attnFloor, g.attnLat+t), FLOPs: flops, Bytes: bytes}
 }
 
 func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
@@ -142,7 +176,10 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		aFl += 4 * float64(embed*r.SeqLen())
 		aBy += float64(r.SeqLen()) * kvTok / layers
 	}
+	// The attention reads each request's query and writes its output too.
+	aBy += float64(2 * b * embed * sh.Precision)
 	dffn := sh.DFFN / sh.TP
+	kvNew := 2 * sh.KVEmbedDev() // this token's K and V, per request
 	// reduce is the all-reduce of tok tokens' d_model activations after Proj or FC2.
 	reduce := func(name string, tok, times int, l int) {
 		if g.ar && tok > 0 {
@@ -162,19 +199,24 @@ func (g *gpuSystem) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		if b == 0 {
 			return
 		}
-		add(g.elementwise("LN1", b, sh.DModel), l)
+		add(g.elementwise("LN1", b, sh.DModel, sh.DModel), l)
 		add(g.gemm("QKV", b, sh.QKVParams(), sh.QKVParams(), sh.DModel, (sh.HeadsDev()+2*sh.KVHeadsDev())*sh.HeadDim), l)
-		add(g.kernel("attention", aFl, aBy), l)
+		add(g.elementwise("KV append", b, kvNew, kvNew), l)
+		add(g.attention(aFl, aBy), l)
 		add(g.gemm("Proj", b, sh.ProjParams(), sh.ProjParams(), sh.HeadsDev()*sh.HeadDim, sh.DModel), l)
 		reduce("all-reduce", b, 1, l)
-		add(g.elementwise("LN2", b, sh.DModel), l)
+		add(g.elementwise("residual", b, 2*sh.DModel, sh.DModel), l)
+		add(g.elementwise("LN2", b, sh.DModel, sh.DModel), l)
 		perTok, read := sh.FFNActive(b)
-		up := perTok * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
-		upRead := read * (sh.ffnMatrices() - 1) / sh.ffnMatrices()
-		add(g.gemm("FC1", b, up, upRead, sh.DModel, dffn), l)
-		add(g.elementwise("act", b, dffn), l)
+		m := sh.ffnMatrices()
+		up := perTok * (m - 1) / m
+		upRead := read * (m - 1) / m
+		add(g.gemm("FC1", b, up, upRead, sh.DModel, int(m-1)*dffn), l)
+		// The activation reads the up projection (and the gate's, for a gated FFN).
+		add(g.elementwise("act", b, int(m-1)*dffn, dffn), l)
 		add(g.gemm("FC2", b, perTok-up, read-upRead, dffn, sh.DModel), l)
 		reduce("all-reduce", b, 1, l)
+		add(g.elementwise("residual", b, 2*sh.DModel, sh.DModel), l)
 	}, func(d int) { prev += d })
 	return nil
 }
