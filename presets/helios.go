@@ -9,21 +9,23 @@ import (
 // HBSec is the HeLioS HB-Device: a logic die with a mesh of PEs under hybrid-bonded DRAM
 // dies (HeLioS Sec. III-B, VI-B).
 type HBSec struct {
-	Mesh             int     `toml:"mesh" min:"1" max:"16" doc:"PEs per side of the PE mesh; must divide bank_grid (1, 2, 4, 8 or 16); the device's compute and banks stay fixed"`
-	DRAMDies         int     `toml:"dram_dies" min:"1" max:"16" doc:"DRAM dies stacked on the logic die"`
-	BankGrid         int     `toml:"bank_grid" min:"1" max:"64" doc:"banks per side of one die (16: a 16×16 grid)"`
-	BankCapacityMB   float64 `toml:"bank_capacity_mb" min:"0.001" max:"1000000" doc:"capacity of one bank, MB (10^6 bytes)"`
-	BankIOPins       int     `toml:"bank_io_pins" min:"1" max:"65536" doc:"data pins of one bank"`
-	PinRateGbps      float64 `toml:"pin_rate_gbps" min:"0.001" max:"100" doc:"rate of one pin, Gb/s"`
-	Channels         int     `toml:"channels" min:"1" max:"64" doc:"DRAM channels (16: the paper's design); bandwidth scales with channels/16"`
-	ClockGHz         float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"logic-die clock in GHz"`
-	MACsPerPE        int     `toml:"macs_per_pe" min:"1" max:"16777216" doc:"MACs per cycle of one PE of the 4×4 design; other meshes keep the device total (16×) fixed"`
-	VectorLanes      int     `toml:"vector_lanes" min:"1" max:"1048576" doc:"vector-unit lanes of one PE of the 4×4 design (softmax of the non-tiled flow); scaled like the MACs"`
-	ComputeBufferMB  float64 `toml:"compute_buffer_mb" min:"0" max:"1000000" doc:"compute buffer of one PE of the 4×4 design, MB; the non-tiled flow's score rows spill to DRAM beyond it (other meshes keep the device total)"`
-	NoCLinkGBps      float64 `toml:"noc_link_gbps" min:"0.001" max:"100000" doc:"bandwidth of one mesh NoC link per direction, GB/s"`
-	NoCHopNs         float64 `toml:"noc_hop_ns" min:"0" max:"100000" doc:"latency of one NoC hop, ns"`
-	RowOverheadBytes float64 `toml:"row_overhead_bytes" min:"0" max:"1000000" doc:"cost of opening a DRAM row in bytes a bank could have moved meanwhile: a fetch of s contiguous bytes per bank runs at s/(s+this) of the bank's rate (0: none)"`
-	AttentionFlow    string  `toml:"attention_flow" enum:"tiled,non_tiled" doc:"tiled: Algorithm 1 on every PE and the Eq. 1-2 merge (HeLioS); non_tiled: QKᵀ, full softmax, P·V within a module of PEs (Stratum's flow)"`
+	Mesh            int     `toml:"mesh" min:"1" max:"16" doc:"PEs per side of the PE mesh; must divide bank_grid (1, 2, 4, 8 or 16); the device's compute and banks stay fixed"`
+	DRAMDies        int     `toml:"dram_dies" min:"1" max:"16" doc:"DRAM dies stacked on the logic die"`
+	BankGrid        int     `toml:"bank_grid" min:"1" max:"64" doc:"banks per side of one die (16: a 16×16 grid)"`
+	BankCapacityMB  float64 `toml:"bank_capacity_mb" min:"0.001" max:"1000000" doc:"capacity of one bank, MB (10^6 bytes)"`
+	BankIOPins      int     `toml:"bank_io_pins" min:"1" max:"65536" doc:"data pins of one bank"`
+	PinRateGbps     float64 `toml:"pin_rate_gbps" min:"0.001" max:"100" doc:"rate of one pin, Gb/s"`
+	Channels        int     `toml:"channels" min:"1" max:"64" doc:"DRAM channels (16: the paper's design); bandwidth scales with channels/16"`
+	ClockGHz        float64 `toml:"clock_ghz" min:"0.01" max:"10" doc:"logic-die clock in GHz"`
+	MACsPerPE       int     `toml:"macs_per_pe" min:"1" max:"16777216" doc:"MACs per cycle of one PE of the 4×4 design; other meshes keep the device total (16×) fixed"`
+	VectorLanes     int     `toml:"vector_lanes" min:"1" max:"1048576" doc:"vector-unit lanes of one PE of the 4×4 design (softmax of the non-tiled flow); scaled like the MACs"`
+	ComputeBufferMB float64 `toml:"compute_buffer_mb" min:"0" max:"1000000" doc:"compute buffer of one PE of the 4×4 design, MB; the non-tiled flow's score rows spill to DRAM beyond it (other meshes keep the device total)"`
+	NoCLinkGBps     float64 `toml:"noc_link_gbps" min:"0.001" max:"100000" doc:"bandwidth of one mesh NoC link per direction, GB/s"`
+	NoCHopNs        float64 `toml:"noc_hop_ns" min:"0" max:"100000" doc:"latency of one NoC hop, ns"`
+	RowBytes        float64 `toml:"row_bytes" min:"0" max:"1048576" doc:"bytes in one row of a bank: a fetch of s contiguous bytes from a bank opens ⌈s/this⌉ rows (0: no row cost)"`
+	RowActivateNs   float64 `toml:"row_activate_ns" min:"0" max:"1000" doc:"activation time of a row (tRCD), ns; the bank moves nothing meanwhile"`
+	RowPrechargeNs  float64 `toml:"row_precharge_ns" min:"0" max:"1000" doc:"precharge time closing a row (tRP), ns; the bank moves nothing meanwhile"`
+	AttentionFlow   string  `toml:"attention_flow" enum:"tiled,non_tiled" doc:"tiled: Algorithm 1 on every PE and the Eq. 1-2 merge (HeLioS); non_tiled: QKᵀ, full softmax, P·V within a module of PEs (Stratum's flow)"`
 }
 
 // NMPSec is the A100 host of HeLioS's baselines and the near-memory processing in its HBM
@@ -79,7 +81,8 @@ func (h *HBSec) apply(cfg *sim.Config, _ *catalogs) error {
 	}
 	cfg.HeLioS.HB = sim.HBDevice{Mesh: h.Mesh, Dies: h.DRAMDies, BankGrid: h.BankGrid, BankMB: h.BankCapacityMB, BankPins: h.BankIOPins,
 		PinGbps: h.PinRateGbps, Channels: h.Channels, ClockGHz: h.ClockGHz, MACsPerPE: h.MACsPerPE, VectorLanes: h.VectorLanes, ComputeBufferMB: h.ComputeBufferMB,
-		NoCLinkGBps: h.NoCLinkGBps, NoCHopNs: h.NoCHopNs, RowOverheadBytes: h.RowOverheadBytes, Flow: h.AttentionFlow}
+		NoCLinkGBps: h.NoCLinkGBps, NoCHopNs: h.NoCHopNs, RowBytes: h.RowBytes,
+		RowActivateNs: h.RowActivateNs, RowPrechargeNs: h.RowPrechargeNs, Flow: h.AttentionFlow}
 	return nil
 }
 

@@ -66,11 +66,14 @@ type HBDevice struct {
 	ComputeBufferMB float64
 	NoCLinkGBps     float64 // bandwidth of one mesh link per direction
 	NoCHopNs        float64 // latency of one hop
-	// RowOverheadBytes is the cost of opening a DRAM row, in bytes a bank could have moved
-	// meanwhile: a fetch of s contiguous bytes per bank runs at s/(s+RowOverheadBytes) of
-	// the bank's rate.
-	RowOverheadBytes float64
-	Flow             string // FlowTiled or FlowNonTiled
+	// RowBytes is a bank's row: a fetch of contiguous bytes from one bank opens one row for
+	// each RowBytes of it. Opening one costs an activation (RowActivateNs, tRCD) and closing
+	// it a precharge (RowPrechargeNs, tRP), during which the bank moves nothing: every bank
+	// has its own I/O, so no other bank's transfer hides them (RowEff).
+	RowBytes       float64
+	RowActivateNs  float64
+	RowPrechargeNs float64
+	Flow           string // FlowTiled or FlowNonTiled
 }
 
 // BaseChannels is the paper's channel count, at which the banks deliver their full rate
@@ -90,6 +93,22 @@ func (h HBDevice) BanksPerPE() int {
 // channel count (HeLioS: 64 banks × 256 pins × 0.5 Gb/s = 1,024 GB/s).
 func (h HBDevice) PEBandwidth() float64 {
 	return float64(h.BanksPerPE()*h.BankPins) * h.PinGbps * 1e9 / 8 * float64(h.Channels) / BaseChannels
+}
+
+// BankRate is one bank's peak rate in bytes/s.
+func (h HBDevice) BankRate() float64 { return h.PEBandwidth() / float64(max(1, h.BanksPerPE())) }
+
+// RowEff is the share of a bank's rate a fetch of s contiguous bytes from it reaches: it
+// moves s bytes at the bank's rate and opens ⌈s/RowBytes⌉ rows, each an activation and a
+// precharge long. The same row model prices every layout: FC weight tiles, HeLioS' KV
+// blocks, a static module's reserved window and the non-tiled flow's spilled scores.
+func (h HBDevice) RowEff(s float64) float64 {
+	if s <= 0 || h.RowBytes <= 0 {
+		return 1
+	}
+	move := s / h.BankRate()
+	open := math.Ceil(s/h.RowBytes-1e-9) * (h.RowActivateNs + h.RowPrechargeNs) * 1e-9
+	return move / (move + open)
 }
 
 // PECapacity is a PE's DRAM in bytes.

@@ -151,7 +151,7 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	if kvc.Alloc == AllocStaticModule {
 		contig = float64(ctx) / float64(group) * s.kvTokLayer / float64(kvh) / float64(hb.BanksPerPE())
 	}
-	s.rowEffKV = rowEff(contig, hb.RowOverheadBytes)
+	s.rowEffKV = hb.RowEff(contig)
 
 	for i := range s.side * s.side {
 		x, y := i/s.side, i%s.side
@@ -179,15 +179,6 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	s.attn = make([]Time, s.pes)
 	s.peBytes = make([]float64, s.pes)
 	return s, nil
-}
-
-// rowEff is the share of a bank's rate a fetch of s contiguous bytes per bank reaches when
-// opening a row costs s0 bytes' worth of time.
-func rowEff(s, s0 float64) float64 {
-	if s0 <= 0 || s <= 0 {
-		return 1
-	}
-	return s / (s + s0)
 }
 
 func (s *hbSystem) lanes() []Lane { return s.lane }
@@ -260,7 +251,7 @@ func (s *hbSystem) fc(b int, hin, hout float64) (Time, float64, float64) {
 	w := hin * hout / m2 * p
 	flops := 2 * float64(b) * hin * hout / m2
 	bytes := w + float64(b)*(hin+hout)/mf*p
-	eff := rowEff(w/float64(s.hb.BanksPerPE()), s.hb.RowOverheadBytes)
+	eff := s.hb.RowEff(w / float64(s.hb.BanksPerPE()))
 	return s.peTime(flops, bytes, eff), flops, bytes
 }
 
@@ -477,7 +468,7 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 		w := moeWork(sh, s.cl.EP, B)
 		f := float64(sh.DFFN)
 		m2 := float64(s.pes)
-		eff := rowEff(w.params/mats*P/m2/float64(s.hb.BanksPerPE()), s.hb.RowOverheadBytes)
+		eff := s.hb.RowEff(w.params / mats * P / m2 / float64(s.hb.BanksPerPE()))
 		ex := func(name string, hin, hout float64) hbSeg {
 			fl := 2 * w.tokens * hin * hout / m2
 			by := w.touched*hin*hout/m2*P + w.tokens*(hin+hout)/mf*P

@@ -24,7 +24,7 @@ func testHeLioS() Config {
 		},
 		HeLioS: HeLioSConfig{
 			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
-				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowOverheadBytes: 256, Flow: FlowTiled},
+				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowBytes: 1024, RowActivateNs: 7, RowPrechargeNs: 7, Flow: FlowTiled},
 			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
 				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
@@ -62,6 +62,50 @@ func TestHBDeviceFigures(t *testing.T) {
 	h.Mesh, h.Channels = 4, 32
 	if h.PEBandwidth() != 2048e9 {
 		t.Errorf("32 channels: %g B/s per PE, want twice the 16-channel 1,024 GB/s", h.PEBandwidth())
+	}
+}
+
+// A bank opens one row for every 1 KB it streams, each an activation and a precharge of
+// 7 ns (Ramulator 2's HBM3 timing) while its 16 GB/s stand still: a 512-byte KV block
+// reaches 32/(32+14) of the rate, and a long stream of weights no more than 64/(64+14), the
+// same row model for every layout.
+func TestDRAMRowModel(t *testing.T) {
+	h := testHeLioS().HeLioS.HB
+	if h.BankRate() != 16e9 {
+		t.Fatalf("bank rate %g, want 256 pins × 0.5 Gb/s = 16 GB/s", h.BankRate())
+	}
+	for _, c := range []struct{ s, want float64 }{
+		{512, 32.0 / (32 + 14)},
+		{1024, 64.0 / (64 + 14)},
+		{1025, 1025.0 / 16 / (1025.0/16 + 28)},
+		{1 << 20, 64.0 / (64 + 14)},
+	} {
+		if got := h.RowEff(c.s); !near(got, c.want, 1e-12) {
+			t.Errorf("%g contiguous bytes: %.4f of the bank's rate, want %.4f", c.s, got, c.want)
+		}
+	}
+	c := testHeLioS()
+	s, err := newHBSystem(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// LLaMA3-70B's QKV tile on one PE: 8192 × 1280 / 16 weights, 20 KB on each bank
+	got, flops, bytes := s.fc(4, 8192, 1280)
+	want := max(FromSeconds(flops/s.peFLOPS), FromSeconds(bytes/(s.peBW*64.0/78)))
+	if got != want {
+		t.Errorf("QKV tile %v, want %v: twenty rows a bank, each 14 ns", got, want)
+	}
+	// a 64-token block of one KV head: 64 × 512 B over 64 banks, half a row each
+	if !near(s.rowEffKV, 32.0/46, 1e-12) {
+		t.Errorf("KV blocks at %.4f of the rate, want %.4f", s.rowEffKV, 32.0/46)
+	}
+	c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow = AllocStaticModule, FlowNonTiled
+	if s, err = newHBSystem(&c); err != nil {
+		t.Fatal(err)
+	}
+	// the reserved 16K window of a head over a 4-PE module: 4096 × 512 B on 64 banks
+	if !near(s.rowEffKV, 64.0/78, 1e-12) {
+		t.Errorf("a static window at %.4f of the rate, want %.4f", s.rowEffKV, 64.0/78)
 	}
 }
 
