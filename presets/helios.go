@@ -68,6 +68,7 @@ type KVCacheSec struct {
 	BlockTokens         int    `toml:"block_tokens" min:"1" max:"4096" doc:"tokens per KV block (the paper sweeps 4, 16, 64, 256, 1024)"`
 	ModulePEs           int    `toml:"module_pes" min:"1" max:"256" doc:"static_module on the HB-Device: PEs per module (must divide the mesh's PEs)"`
 	ContextTokens       int    `toml:"context_tokens" min:"0" max:"16777216" doc:"context window a static reservation covers (0: the workload's longest sequence)"`
+	StaticCompute       string `toml:"static_compute" enum:"window,live" doc:"what the non-tiled flow (HB-non-Tiled, the NMP cubes) computes over under static_module: window, the whole reserved context (the GEMM shape the static partition fixes, HeLioS Fig. 4-a); live, only the request's tokens (a smarter schedule the paper's baselines do not run)"`
 	TieTolerance        int    `toml:"tie_tolerance_tokens" min:"0" max:"16777216" doc:"extension, not in the paper: Algorithm 2 treats T_sum differences below this as ties (0: exact, the paper)"`
 	CapacityTokensPerPE int    `toml:"capacity_tokens_per_pe" min:"0" max:"1073741824" doc:"> 0: each PE (or cube) holds this many tokens of KV instead of what its DRAM holds after the weights (teaching examples)"`
 }
@@ -114,6 +115,7 @@ func (cl *ClusterSec) apply(cfg *sim.Config, c *catalogs) error {
 
 func (k *KVCacheSec) apply(cfg *sim.Config, _ *catalogs) error {
 	cfg.HeLioS.KV = sim.HeLioSKV{Alloc: k.Alloc, BlockTokens: k.BlockTokens, ModulePEs: k.ModulePEs, ContextTokens: k.ContextTokens,
-		TieTolerance: k.TieTolerance, CapacityTokensPerPE: k.CapacityTokensPerPE}
+		StaticCompute: k.StaticCompute,
+		TieTolerance:  k.TieTolerance, CapacityTokensPerPE: k.CapacityTokensPerPE}
 	return nil
 }

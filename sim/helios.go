@@ -30,6 +30,12 @@ const (
 	AllocBalancedOnly = "balanced_only" // Algorithm 2 with only the T_sum comparison (an ablation, not in the paper)
 )
 
+// What the non-tiled flow computes over under a static reservation.
+const (
+	StaticWindow = "window" // the reserved context window, the GEMM shape the static partition fixes (HeLioS Fig. 4-a)
+	StaticLive   = "live"   // only the request's live tokens (a smarter schedule, not the paper's baselines)
+)
+
 // Near-memory processing in the A100's HBM cubes.
 const (
 	NMPNone = "none" // plain GPU serving (SGLang + FlashInfer)
@@ -189,6 +195,7 @@ type HeLioSKV struct {
 	BlockTokens         int    // tokens per block
 	ModulePEs           int    // static_module on the HB-Device: PEs per module
 	ContextTokens       int    // the context window the static policy reserves (0: the workload's longest sequence)
+	StaticCompute       string // StaticWindow or StaticLive: what the non-tiled flow covers under the static policy
 	TieTolerance        int    // Algorithm 2 extension: T_sum differences below this are ties (0: the paper)
 	CapacityTokensPerPE int    // > 0: a PE (or cube) holds this many tokens of KV, for teaching examples
 }
@@ -202,6 +209,9 @@ func heliosCheck(c *Config) error {
 	}
 	if h.KV.BlockTokens < 1 || h.KV.BlockTokens > 1<<16 {
 		return fmt.Errorf("KV block size %d tokens is out of range; want 1 to 65536 (the paper sweeps 4-1024)", h.KV.BlockTokens)
+	}
+	if sc := h.KV.StaticCompute; sc != StaticWindow && sc != StaticLive {
+		return fmt.Errorf("unknown static_compute %q; want %s (the reserved window, the paper's baselines) or %s (the live tokens)", sc, StaticWindow, StaticLive)
 	}
 	cl := h.Cluster
 	if !(cl.NVLinkGBps > 0) || !(cl.ComputeEff > 0 && cl.ComputeEff <= 1) || !(cl.MemoryEff > 0 && cl.MemoryEff <= 1) {

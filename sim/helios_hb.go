@@ -489,13 +489,19 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 
 // attention computes each PE's attention work of one layer and the lanes' ops. load is in
 // head-tokens (tokens × KV heads held); the query heads of a KV head's group share its
-// reads (GQA).
+// reads (GQA). The non-tiled flow covers each pair's reserved window (window) unless
+// kvcache.static_compute says live; the new token's K and V are written either way.
 func (s *hbSystem) attention(decode []*Request, targets []int) {
 	sh := s.sh
 	P := float64(sh.Precision)
 	hd := float64(sh.HeadDim)
 	gqa := float64(sh.HeadsDev()) / float64(sh.KVHeadsDev())
-	s.kv.headTokens(s.load)
+	window := !s.tiled && s.cfg.HeLioS.KV.StaticCompute == StaticWindow
+	if window {
+		s.kv.windowTokens(s.load)
+	} else {
+		s.kv.headTokens(s.load)
+	}
 	writes := make([]float64, s.pes)
 	for i, r := range decode {
 		if s.kv.policy == AllocStaticModule {
@@ -503,7 +509,9 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 			g := float64(s.kv.group)
 			for _, md := range q.mods {
 				for _, p := range s.kv.modPE[md] {
-					s.load[p] += 1 / g
+					if !window {
+						s.load[p] += 1 / g
+					}
 					writes[p] += s.kvTokLayer / float64(s.kv.heads) / g
 				}
 			}
@@ -615,10 +623,15 @@ func (s *hbSystem) nonTiled(ld, flops, writes, gqa float64, g int) (x ntParts) {
 	if rows > s.hb.PEBufferBytes() {
 		own, gathered, soft, probs = slice, slice*(gf-1), 3*rows, rows
 	}
-	x.qk = s.peTime(flops/2, hd*P*ld+writes+own, s.rowEffKV)
+	// the spilled rows are contiguous on every bank of the PE: the same row model as the KV
+	se := s.hb.RowEff(rows / float64(s.hb.BanksPerPE()))
+	step := func(flops, kv, spill float64) Time {
+		return max(FromSeconds(flops/s.peFLOPS), FromSeconds(kv/(s.peBW*s.rowEffKV)+spill/(s.peBW*se)))
+	}
+	x.qk = step(flops/2, hd*P*ld+writes, own)
 	x.ag = lineAllGather(g, rows, s.hop, s.link)
-	x.sm = max(FromSeconds(4*gqa*ld*gf/s.hb.PEVectorRate()), FromSeconds((gathered+soft)/(s.peBW*s.rowEffKV)))
-	x.pv = s.peTime(flops/2, hd*P*ld+probs, s.rowEffKV)
+	x.sm = max(FromSeconds(4*gqa*ld*gf/s.hb.PEVectorRate()), step(0, 0, gathered+soft))
+	x.pv = step(flops/2, hd*P*ld, probs)
 	x.spill = own + gathered + soft + probs
 	return x
 }

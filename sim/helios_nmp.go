@@ -11,8 +11,10 @@ import (
 //   - on the GPU (SGLang with FlashInfer: the KV cache paged in HBM, no locality), or
 //   - in the HBM cubes (In-die NMP with a small FPU per bank, or Duplex with FPUs on each
 //     cube's logic die): each KV head of a request is pinned to one cube with the whole
-//     context window reserved, and each cube runs QKᵀ, the full softmax and P·V for the
-//     heads it holds; the cubes finish at a barrier, so the most loaded cube sets the pace.
+//     context window reserved (HeLioS Table I: "Full-length Static"), and each cube runs
+//     QKᵀ, the full softmax and P·V for the heads it holds over their reserved windows
+//     (kvcache.static_compute); the cubes finish at a barrier, so the most loaded cube sets
+//     the pace.
 //
 // With ExpertOffload (Duplex's flow, which the paper also gives In-die NMP) a MoE layer
 // splits its touched experts between the GPU and the cubes so that both finish together.
@@ -237,7 +239,11 @@ func (s *nmpSystem) plan(sc *Schedule, decode, prefill []*Request) []StageMark {
 		for _, r := range decode {
 			sumL += float64(r.SeqLen())
 		}
-		s.kv.headTokens(s.load)
+		if s.nmp && s.cfg.HeLioS.KV.StaticCompute == StaticWindow {
+			s.kv.windowTokens(s.load)
+		} else {
+			s.kv.headTokens(s.load)
+		}
 		if s.nmp {
 			var sum float64
 			for c := range s.cubes {

@@ -29,7 +29,7 @@ func testHeLioS() Config {
 				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
 				PrefillGPU: a100, PrefillGPUs: 8, PCIeGBps: 64, NICGbps: 200, NICs: 8},
-			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4},
+			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4, StaticCompute: StaticWindow},
 		},
 	}
 }
@@ -643,11 +643,64 @@ func TestNonTiledFlowCosts(t *testing.T) {
 	if rows <= buf || !near(y.spill, slice+3*slice+3*rows+rows, 1e-12) {
 		t.Fatalf("spilled %v bytes, want %v", y.spill, slice+3*slice+3*rows+rows)
 	}
-	if want := s.peTime(2*gqa*hd*ld, hd*P*ld+rows, s.rowEffKV); y.pv != want {
+	se := c.HeLioS.HB.RowEff(rows / 64)
+	if want := FromSeconds(hd*P*ld/(s.peBW*s.rowEffKV) + rows/(s.peBW*se)); y.pv != max(want, FromSeconds(2*gqa*hd*ld/s.peFLOPS)) {
 		t.Fatalf("P·V %v, want %v with the probabilities read back", y.pv, want)
 	}
-	if want := FromSeconds((3*slice + 3*rows) / (s.peBW * s.rowEffKV)); y.sm != max(want, 2*vec) {
+	if want := FromSeconds((3*slice + 3*rows) / (s.peBW * se)); y.sm != max(want, 2*vec) {
 		t.Fatalf("softmax %v, want the larger of DRAM %v and vector %v", y.sm, want, 2*vec)
+	}
+}
+
+// A static partition fixes the non-tiled GEMMs' shape to the reserved window (HeLioS
+// Sec. II-D, Fig. 4-a): every (request, head) pair on a module costs the whole context
+// there, so a module's attention does not shrink with its requests' lengths. The same
+// holds for the NMP cubes (Table I: "Full-length Static"); static_compute = live is the
+// smarter schedule the baselines do not run.
+func TestStaticWindowCompute(t *testing.T) {
+	k := newHeliosKV(AllocStaticModule, 16, 4, 1000, 64, 1, 4, 4096, 0)
+	k.admit(req(0, 100))
+	k.admit(req(1, 3000))
+	k.admit(req(2, 10))
+	win, live := make([]float64, 16), make([]float64, 16)
+	k.windowTokens(win)
+	k.headTokens(live)
+	// modules are the 2×2 quadrants: module 0 holds PEs 0, 1, 4, 5
+	if win[0] != 1024 || win[2] != 1024 || win[8] != 1024 || win[10] != 0 {
+		t.Fatalf("window head-tokens per PE %v, want 4096/4 for each pair on a module", win)
+	}
+	if live[0] != 25 || live[2] != 750 {
+		t.Fatalf("live head-tokens per PE %v", live)
+	}
+	k.release(req(1, 3000))
+	k.windowTokens(win)
+	if win[2] != 0 {
+		t.Fatalf("a released pair still counts: %v", win)
+	}
+
+	attn := func(sys, compute string, in int) Time {
+		c := testHeLioS()
+		c.System = sys
+		c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow, c.HeLioS.KV.StaticCompute = AllocStaticModule, FlowNonTiled, compute
+		c.HeLioS.NMP.Kind = NMPBank
+		c.Workload.InputLen, c.Workload.OutputLen = in, 8
+		c.HeLioS.KV.ContextTokens = 16384
+		e, _ := firstStep(t, c)
+		if sys == SystemGPUNMP {
+			return e.sys.(*nmpSystem).attnMax
+		}
+		return e.sys.(*hbSystem).attnMax
+	}
+	for _, sys := range []string{SystemHeLioS, SystemGPUNMP} {
+		if a, b := attn(sys, StaticWindow, 500), attn(sys, StaticWindow, 5000); a != b || a == 0 {
+			t.Errorf("%s window: attention %v at 500 tokens, %v at 5,000; want the same, over the reserved context", sys, a, b)
+		}
+		if a, b := attn(sys, StaticLive, 500), attn(sys, StaticLive, 5000); a >= b {
+			t.Errorf("%s live: attention %v at 500 tokens, %v at 5,000; want it to grow with the tokens", sys, a, b)
+		}
+		if a, b := attn(sys, StaticLive, 5000), attn(sys, StaticWindow, 5000); a >= b {
+			t.Errorf("%s: live %v not below the 16K window's %v", sys, a, b)
+		}
 	}
 }
 
