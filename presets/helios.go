@@ -26,6 +26,7 @@ type HBSec struct {
 	RowActivateNs   float64 `toml:"row_activate_ns" min:"0" max:"1000" doc:"activation time of a row (tRCD), ns; the bank moves nothing meanwhile"`
 	RowPrechargeNs  float64 `toml:"row_precharge_ns" min:"0" max:"1000" doc:"precharge time closing a row (tRP), ns; the bank moves nothing meanwhile"`
 	AttentionFlow   string  `toml:"attention_flow" enum:"tiled,non_tiled" doc:"tiled: Algorithm 1 on every PE and the Eq. 1-2 merge (HeLioS); non_tiled: QKᵀ, full softmax, P·V within a module of PEs (Stratum's flow)"`
+	Dataflow        string  `toml:"dataflow" enum:"mesh,ring" doc:"mesh: FCs 2-D tiled over the mesh with 1-D and 2-D collectives along its axes (HeLioS Figs. 11-14); ring: Stratum's dataflow, FCs split over all PEs along one dimension with collectives round a ring through every PE (needs attention_flow = non_tiled)"`
 }
 
 // NMPSec is the A100 host of HeLioS's baselines and the near-memory processing in its HBM
@@ -83,7 +84,7 @@ func (h *HBSec) apply(cfg *sim.Config, _ *catalogs) error {
 	cfg.HeLioS.HB = sim.HBDevice{Mesh: h.Mesh, Dies: h.DRAMDies, BankGrid: h.BankGrid, BankMB: h.BankCapacityMB, BankPins: h.BankIOPins,
 		PinGbps: h.PinRateGbps, Channels: h.Channels, ClockGHz: h.ClockGHz, MACsPerPE: h.MACsPerPE, VectorLanes: h.VectorLanes, ComputeBufferMB: h.ComputeBufferMB,
 		NoCLinkGBps: h.NoCLinkGBps, NoCHopNs: h.NoCHopNs, RowBytes: h.RowBytes,
-		RowActivateNs: h.RowActivateNs, RowPrechargeNs: h.RowPrechargeNs, Flow: h.AttentionFlow}
+		RowActivateNs: h.RowActivateNs, RowPrechargeNs: h.RowPrechargeNs, Flow: h.AttentionFlow, Dataflow: h.Dataflow}
 	return nil
 }
 

@@ -38,6 +38,9 @@ func TestHeLioSBadSettings(t *testing.T) {
 		{"workload.rate_per_s=-1", "workload.rate_per_s: -1 is out of range"},
 		{"kvcache.alloc=greedy", `kvcache.alloc: "greedy" is not allowed; want one of spatial, static_module, round_robin, balanced_only`},
 		{"hb.channels=128", "hb.channels: 128 is out of range; want 1 to 64"},
+		{"hb.dataflow=torus", `hb.dataflow: "torus" is not allowed; want one of mesh, ring`},
+		{"kvcache.static_compute=half", `kvcache.static_compute: "half" is not allowed; want one of window, live`},
+		{"hb.row_activate_ns=-1", "hb.row_activate_ns: -1 is out of range"},
 	}
 	for _, c := range set {
 		f, _ := Get("helios")
@@ -80,6 +83,14 @@ func TestHeLioSBadSettings(t *testing.T) {
 	}
 	if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), "set kvcache.alloc=static_module") {
 		t.Errorf("non-tiled with blocks: %v", err)
+	}
+	f, _ = Get("helios")
+	f.Set("hb.dataflow=ring")
+	if cfg, err = Build(f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), "set hb.attention_flow=non_tiled") {
+		t.Errorf("ring with tiled attention: %v", err)
 	}
 }
 

@@ -22,6 +22,13 @@ const (
 	FlowNonTiled = "non_tiled" // Stratum's flow: QKᵀ → full softmax → P·V within a fixed PE group
 )
 
+// Operator dataflows on the HB-Device: how FCs are partitioned over the PEs and which
+// collectives join them.
+const (
+	DataflowMesh = "mesh" // HeLioS: FCs 2-D tiled, 1-D and 2-D collectives along the mesh axes (Figs. 11-14)
+	DataflowRing = "ring" // Stratum's ring, a subset of the mesh (Sec. VI-A): FCs split over all PEs, ring collectives
+)
+
 // KV allocation policies of the HeLioS family.
 const (
 	AllocSpatial      = "spatial"       // HeLioS Algorithm 2: blocks over all PEs, CMPFull / CMLast
@@ -80,6 +87,7 @@ type HBDevice struct {
 	RowActivateNs  float64
 	RowPrechargeNs float64
 	Flow           string // FlowTiled or FlowNonTiled
+	Dataflow       string // DataflowMesh or DataflowRing
 }
 
 // BaseChannels is the paper's channel count, at which the banks deliver their full rate

@@ -22,6 +22,8 @@ import (
 // blocks; with the non-tiled flow (Stratum, the HB-non-Tiled baseline) each KV head lives
 // on a module of PEs: QKᵀ over a slice of the context, the scores all-gathered in the
 // module, a full softmax on the vector unit, then P·V over a slice of the head dimension.
+// The baseline also runs Stratum's operator dataflow round a ring instead of these mesh
+// collectives (helios_ring.go).
 //
 // It plans every iteration, even headless (it is no jumper, sim/jump.go). Under the spatial
 // policy a request's new tokens move to another PE whenever its last block fills, the PE
@@ -51,6 +53,7 @@ type hbSystem struct {
 	blockBytes    float64
 	rowEffKV      float64 // DRAM row efficiency of attention's KV reads
 	tiled         bool
+	ring          bool // Stratum's ring dataflow instead of HeLioS' mesh collectives
 
 	lane                                   []Lane
 	lnNoC, lnRouter, lnNV, lnPre, lnStream int
@@ -99,9 +102,21 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	if hb.Flow == FlowNonTiled && kvc.Alloc != AllocStaticModule {
 		return nil, fmt.Errorf("the non-tiled flow keeps each KV head on one module of PEs; set kvcache.alloc=static_module (got %s)", kvc.Alloc)
 	}
+	switch hb.Dataflow {
+	case DataflowMesh:
+	case DataflowRing:
+		if hb.Flow != FlowNonTiled {
+			return nil, fmt.Errorf("the ring dataflow is Stratum's, whose attention is non-tiled; set hb.attention_flow=non_tiled (got %s)", hb.Flow)
+		}
+		if hb.Mesh > 1 && hb.Mesh%2 == 1 {
+			return nil, fmt.Errorf("a ring through every PE of a %d×%d mesh needs an even side; pick hb.mesh 2, 4, 8 or 16", hb.Mesh, hb.Mesh)
+		}
+	default:
+		return nil, fmt.Errorf("unknown dataflow %q; want %s or %s", hb.Dataflow, DataflowMesh, DataflowRing)
+	}
 	sh := c.shard()
 	cl := c.HeLioS.Cluster
-	s := &hbSystem{cfg: c, sh: sh, hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled}
+	s := &hbSystem{cfg: c, sh: sh, hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled, ring: hb.Dataflow == DataflowRing}
 	s.side = min(s.m, 4)
 	s.agg = s.m / s.side
 	s.peFLOPS = hb.PEFLOPS() * cl.ComputeEff
@@ -400,6 +415,16 @@ func (s *hbSystem) emit(sc *Schedule, p *hbPhase, layer, stage int, clock Time) 
 	return clock + d
 }
 
+// nvlinkPhase is the tensor-parallel all-reduce of a layer's b output rows over NVLink:
+// the device router gathers the partial sums from the mesh and scatters the result back
+// over the router NoC, one link per mesh column, pipelined with NVLink.
+func (s *hbSystem) nvlinkPhase(name string, b int) hbPhase {
+	S := float64(b) * float64(s.sh.DModel) * float64(s.sh.Precision)
+	nv := ringAllReduce(s.sh.TP, S, s.cl.NVLinkGBps*1e9, FromSeconds(s.cl.NVLinkLatencyUs*1e-6))
+	rt := Time(2*s.m)*s.hop + FromSeconds(2*S/(float64(s.m)*s.link))
+	return hbPhase{name: name, nv: nv, rt: rt}
+}
+
 // normStatBytes is the bytes per request T5 all-reduces: the sum of squares for RMSNorm,
 // or (mean, variance, count) for LayerNorm combined with Eq. 3. Gated-FFN models use
 // RMSNorm, the others LayerNorm.
@@ -414,6 +439,9 @@ func (s *hbSystem) normStatBytes() float64 {
 // same) and the per-PE attention work. Collectives share a PE span with the FC next to
 // them; the inter-PE NoC lane shows each one on its own.
 func (s *hbSystem) phases(decode []*Request) []hbPhase {
+	if s.ring {
+		return s.ringPhases(decode)
+	}
 	sh := s.sh
 	B := len(decode)
 	bf := float64(B)
@@ -432,15 +460,9 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 	var out []hbPhase
 	phase := func(name string, segs ...hbSeg) { out = append(out, hbPhase{name: name, segs: segs}) }
 	nvlink := func(name string) {
-		if sh.TP <= 1 {
-			return
+		if sh.TP > 1 {
+			out = append(out, s.nvlinkPhase(name, B))
 		}
-		S := bf * d * P
-		nv := ringAllReduce(sh.TP, S, s.cl.NVLinkGBps*1e9, FromSeconds(s.cl.NVLinkLatencyUs*1e-6))
-		// the device router gathers the partial sums from the mesh and scatters the
-		// result back over the router NoC, one link per mesh column, pipelined with NVLink
-		rt := Time(2*m)*s.hop + FromSeconds(2*S/(mf*s.link))
-		out = append(out, hbPhase{name: name, nv: nv, rt: rt})
 	}
 	stat := bf * s.normStatBytes()
 	t5 := coll("T5 norm", lineAllReduce(m, stat, s.hop, s.link))

@@ -24,7 +24,7 @@ func testHeLioS() Config {
 		},
 		HeLioS: HeLioSConfig{
 			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
-				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowBytes: 1024, RowActivateNs: 7, RowPrechargeNs: 7, Flow: FlowTiled},
+				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowBytes: 1024, RowActivateNs: 7, RowPrechargeNs: 7, Flow: FlowTiled, Dataflow: DataflowMesh},
 			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
 				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
@@ -704,6 +704,54 @@ func TestStaticWindowCompute(t *testing.T) {
 	}
 }
 
+// HB-non-Tiled runs Stratum's ring dataflow (HeLioS Sec. VI-A): each FC split over all 16
+// PEs, the QKV slices and the attention outputs all-gathered round a ring through every
+// PE, and each FC pair closed by a ring all-reduce of the whole output, where HeLioS moves a
+// quarter of each vector along one mesh axis. The PEs compute the same FLOPs; the layer
+// spends longer on the NoC.
+func TestRingDataflow(t *testing.T) {
+	run := func(flow string) (*hbSystem, *Snapshot) {
+		c := testHeLioS()
+		c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow, c.HeLioS.HB.Dataflow = AllocStaticModule, FlowNonTiled, flow
+		c.Workload.InputLen, c.Workload.OutputLen = 2000, 8
+		e, s := firstStep(t, c)
+		return e.sys.(*hbSystem), s
+	}
+	hb, s := run(DataflowRing)
+	const B, d, P = 16.0, 8192.0, 2.0
+	comm := map[string]Time{}
+	for _, sp := range s.Timeline.Spans {
+		if sp.Layer == 0 && sp.Lane == hb.lnNoC {
+			comm[sp.Name] += sp.Dur
+		}
+	}
+	want := map[string]Time{
+		"QKV all-gather": lineAllGather(16, B*(8+2)*128*P, hb.hop, hb.link),
+		"O all-gather":   lineAllGather(16, B*8*128*P, hb.hop, hb.link),
+		"O all-reduce":   lineAllReduce(16, B*d*P, hb.hop, hb.link),
+		"FFN all-reduce": lineAllReduce(16, B*d*P, hb.hop, hb.link),
+	}
+	if len(comm) != len(want) {
+		t.Fatalf("ring collectives in layer 0: %v, want %v", comm, want)
+	}
+	for k, v := range want {
+		if comm[k] != v {
+			t.Errorf("%s %v, want %v", k, comm[k], v)
+		}
+	}
+	// the whole output round a ring of 16 against a quarter of it along a line of 4
+	if ring, mesh := lineAllReduce(16, B*d*P, hb.hop, hb.link), lineAllReduce(4, B*d/4*P, hb.hop, hb.link); ring < 4*mesh {
+		t.Errorf("ring all-reduce %v, mesh %v", ring, mesh)
+	}
+	mesh, ms := run(DataflowMesh)
+	if hb.flops != mesh.flops {
+		t.Errorf("ring %g FLOPs, mesh %g: the same work split differently", hb.flops, mesh.flops)
+	}
+	if s.IterTime <= ms.IterTime {
+		t.Errorf("ring iteration %v not slower than the mesh's %v", s.IterTime, ms.IterTime)
+	}
+}
+
 // Impossible configurations are errors that say what to change.
 func TestHeLioSBadInput(t *testing.T) {
 	cases := []struct {
@@ -718,6 +766,13 @@ func TestHeLioSBadInput(t *testing.T) {
 		{"poisson rate NaN", func(c *Config) { c.Workload.Arrival = ArrivalPoisson; c.Workload.Rate = math.NaN() }, "Poisson arrivals need a rate above 0"},
 		{"module", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ModulePEs = 3 }, "modules of 3 PEs do not divide the 16 PEs"},
 		{"non-tiled blocks", func(c *Config) { c.HeLioS.HB.Flow = FlowNonTiled }, "set kvcache.alloc=static_module"},
+		{"tiled ring", func(c *Config) { c.HeLioS.HB.Dataflow = DataflowRing }, "set hb.attention_flow=non_tiled"},
+		{"odd ring", func(c *Config) {
+			c.HeLioS.HB.Dataflow, c.HeLioS.HB.Flow, c.HeLioS.KV.Alloc, c.HeLioS.KV.ModulePEs = DataflowRing, FlowNonTiled, AllocStaticModule, 1
+			c.HeLioS.HB.Mesh, c.HeLioS.HB.BankGrid = 3, 9
+		}, "needs an even side"},
+		{"dataflow", func(c *Config) { c.HeLioS.HB.Dataflow = "torus" }, `unknown dataflow "torus"`},
+		{"static compute", func(c *Config) { c.HeLioS.KV.StaticCompute = "some" }, `unknown static_compute "some"`},
 		{"weights", func(c *Config) { c.TP = 1 }, "raise tp"},
 		{"short reservation", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ContextTokens = 4096 }, "raise kvcache.context_tokens"},
 		{"experts", func(c *Config) { c.Model.Experts, c.Model.TopK, c.HeLioS.Cluster.EP = 8, 2, 3 }, "ep=3 does not divide"},
