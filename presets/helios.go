@@ -36,15 +36,14 @@ type NMPSec struct {
 	MemoryUtilization float64 `toml:"memory_utilization" min:"0.01" max:"1" doc:"fraction of GPU memory the serving engine may use"`
 	KernelOverheadUs  float64 `toml:"kernel_overhead_us" min:"0" max:"10000" doc:"time between GPU kernels, µs"`
 	Kind              string  `toml:"kind" enum:"none,bank,cube" doc:"none: GPU serving; bank: an FPU per bank (In-die NMP); cube: FPUs on each cube's logic die (Duplex)"`
-	Cubes             int     `toml:"cubes" min:"1" max:"64" doc:"HBM cubes per GPU"`
-	BanksPerCube      int     `toml:"banks_per_cube" min:"1" max:"65536" doc:"bank NMP: banks per cube, one FPU each"`
-	BankMACs          int     `toml:"bank_macs" min:"1" max:"4096" doc:"bank NMP: MACs per bank FPU per cycle"`
-	BankClockGHz      float64 `toml:"bank_clock_ghz" min:"0.01" max:"10" doc:"bank NMP: FPU clock, GHz"`
-	BankGBps          float64 `toml:"bank_gbps" min:"0.001" max:"10000" doc:"bank NMP: a bank's internal bandwidth to its FPU, GB/s"`
+	Cubes             int     `toml:"cubes" min:"1" max:"64" doc:"HBM cubes per GPU; each has an equal share of the GPU's bandwidth"`
+	BankBWScale       float64 `toml:"bank_bw_scale" min:"0.01" max:"1000" doc:"bank NMP: bandwidth the banks deliver to their processing units, over the cube's share of the GPU's bandwidth"`
+	BankFLOPPerByte   float64 `toml:"bank_flop_per_byte" min:"0.01" max:"1000" doc:"bank NMP: FLOPs the processing units do per byte a bank reads"`
 	CubeFPUs          int     `toml:"cube_fpus" min:"1" max:"65536" doc:"cube NMP: FPUs on a cube's logic die"`
 	FPUMACs           int     `toml:"fpu_macs" min:"1" max:"65536" doc:"cube NMP: MACs per FPU per cycle"`
 	CubeClockGHz      float64 `toml:"cube_clock_ghz" min:"0.01" max:"10" doc:"cube NMP: FPU clock, GHz"`
 	CubeBWScale       float64 `toml:"cube_bw_scale" min:"0.01" max:"100" doc:"cube NMP: its bandwidth over the cube's share of the GPU's bandwidth"`
+	SoftmaxGFLOPS     float64 `toml:"softmax_gflops" min:"0.001" max:"1000000" doc:"NMP: a cube's softmax unit, GFLOP/s; the non-tiled flow's full softmax takes 5 FLOPs a score between its two GEMMs"`
 	ExpertOffload     bool    `toml:"expert_offload" doc:"MoE experts split between the GPU and the NMP so both finish together (Duplex's flow)"`
 }
 
@@ -94,9 +93,9 @@ func (n *NMPSec) apply(cfg *sim.Config, c *catalogs) error {
 		return err
 	}
 	g.MemoryUtilization = n.MemoryUtilization
-	cfg.HeLioS.NMP = sim.NMPHost{GPU: g, Kind: n.Kind, Cubes: n.Cubes, BanksPerCube: n.BanksPerCube, BankMACs: n.BankMACs,
-		BankClockGHz: n.BankClockGHz, BankGBps: n.BankGBps, CubeFPUs: n.CubeFPUs, FPUMACs: n.FPUMACs, CubeClockGHz: n.CubeClockGHz,
-		CubeBWScale: n.CubeBWScale, ExpertOffload: n.ExpertOffload, KernelOverheadUs: n.KernelOverheadUs}
+	cfg.HeLioS.NMP = sim.NMPHost{GPU: g, Kind: n.Kind, Cubes: n.Cubes, BankBWScale: n.BankBWScale, BankFLOPPerByte: n.BankFLOPPerByte,
+		CubeFPUs: n.CubeFPUs, FPUMACs: n.FPUMACs, CubeClockGHz: n.CubeClockGHz, CubeBWScale: n.CubeBWScale, SoftmaxGFLOPS: n.SoftmaxGFLOPS,
+		ExpertOffload: n.ExpertOffload, KernelOverheadUs: n.KernelOverheadUs}
 	return nil
 }
 

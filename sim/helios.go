@@ -145,26 +145,41 @@ func (h HBDevice) PEBufferBytes() float64 {
 
 // NMPHost is an A100 GPU whose HBM cubes may compute near memory.
 type NMPHost struct {
-	GPU              GPU
-	Kind             string  // NMPNone, NMPBank or NMPCube
-	Cubes            int     // HBM cubes per GPU
-	BanksPerCube     int     // In-die: banks per cube, each with one FPU
-	BankMACs         int     // In-die: MACs per bank FPU per cycle
-	BankClockGHz     float64 // In-die
-	BankGBps         float64 // In-die: a bank's internal bandwidth
-	CubeFPUs         int     // Duplex: FPUs on a cube's logic die
-	FPUMACs          int     // Duplex: MACs per FPU per cycle
-	CubeClockGHz     float64 // Duplex
-	CubeBWScale      float64 // Duplex: NMP bandwidth / the cube's external bandwidth
+	GPU  GPU
+	Kind string // NMPNone, NMPBank or NMPCube
+	// Cubes is the HBM cubes per GPU; each has an equal share of the GPU's bandwidth, its
+	// external bandwidth.
+	Cubes int
+	// In-die NMP (AttAcc's bank-level PIM): the banks together deliver BankBWScale times
+	// the cube's external bandwidth to their processing units, which do BankFLOPPerByte
+	// FLOPs per byte a bank reads.
+	BankBWScale     float64
+	BankFLOPPerByte float64
+	CubeFPUs        int     // Duplex: FPUs on a cube's logic die
+	FPUMACs         int     // Duplex: MACs per FPU per cycle
+	CubeClockGHz    float64 // Duplex
+	CubeBWScale     float64 // Duplex: NMP bandwidth / the cube's external bandwidth
+	// SoftmaxGFLOPS is a cube's softmax unit, which takes the score rows between the two
+	// GEMMs of the non-tiled flow; a score costs SoftmaxFLOPs.
+	SoftmaxGFLOPS    float64
 	ExpertOffload    bool    // Duplex flow: low-intensity MoE experts run on the NMP, overlapped with the GPU
 	KernelOverheadUs float64 // per GPU kernel
+}
+
+// SoftmaxFLOPs is the work of one score in a full softmax: its max, exponent, sum and
+// normalisation (AttAcc's simulator counts 5, scale-snu/attacc_simulator src/model.py).
+const SoftmaxFLOPs = 5
+
+// CubeExternal is one cube's share of the GPU's bandwidth in bytes/s.
+func (n NMPHost) CubeExternal() float64 {
+	return n.GPU.BandwidthGBps * 1e9 / float64(max(1, n.Cubes))
 }
 
 // CubeFLOPS is one cube's NMP FLOP rate.
 func (n NMPHost) CubeFLOPS() float64 {
 	switch n.Kind {
 	case NMPBank:
-		return 2 * float64(n.BanksPerCube*n.BankMACs) * n.BankClockGHz * 1e9
+		return n.BankFLOPPerByte * n.CubeBandwidth()
 	case NMPCube:
 		return 2 * float64(n.CubeFPUs*n.FPUMACs) * n.CubeClockGHz * 1e9
 	}
@@ -175,9 +190,9 @@ func (n NMPHost) CubeFLOPS() float64 {
 func (n NMPHost) CubeBandwidth() float64 {
 	switch n.Kind {
 	case NMPBank:
-		return float64(n.BanksPerCube) * n.BankGBps * 1e9
+		return n.BankBWScale * n.CubeExternal()
 	case NMPCube:
-		return n.CubeBWScale * n.GPU.BandwidthGBps * 1e9 / float64(max(1, n.Cubes))
+		return n.CubeBWScale * n.CubeExternal()
 	}
 	return 0
 }

@@ -25,8 +25,8 @@ func testHeLioS() Config {
 		HeLioS: HeLioSConfig{
 			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
 				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowBytes: 1024, RowActivateNs: 7, RowPrechargeNs: 7, Flow: FlowTiled, Dataflow: DataflowMesh},
-			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
-				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
+			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BankBWScale: 9, BankFLOPPerByte: 1,
+				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, SoftmaxGFLOPS: 407.8, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
 				PrefillGPU: a100, PrefillGPUs: 8, PCIeGBps: 64, NICGbps: 200, NICs: 8},
 			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4, StaticCompute: StaticWindow},
@@ -944,9 +944,50 @@ func TestNMPBaselines(t *testing.T) {
 	if !near(n.CubeFLOPS(), 21.2992e12, 1e-9) || !near(n.CubeBandwidth(), 1631.2e9, 1e-9) {
 		t.Fatalf("Duplex cube %g FLOP/s %g B/s", n.CubeFLOPS(), n.CubeBandwidth())
 	}
-	n.Kind = NMPBank // In-die: 256 banks × 16 MACs × 0.666 GHz
-	if !near(n.CubeFLOPS(), 2*256*16*0.666e9, 1e-12) {
-		t.Fatalf("In-die cube %g FLOP/s", n.CubeFLOPS())
+	n.Kind = NMPBank // In-die (AttAcc's bank PIM): 9 × 2,039/5 GB/s, one FLOP a byte
+	if !near(n.CubeBandwidth(), 9*407.8e9, 1e-12) || !near(n.CubeFLOPS(), 9*407.8e9, 1e-12) {
+		t.Fatalf("In-die cube %g FLOP/s %g B/s", n.CubeFLOPS(), n.CubeBandwidth())
+	}
+}
+
+// The NMP cubes run attention as every NMP design of HeLioS Sec. II-D does: QKᵀ, a full
+// softmax over the score rows on the cube's softmax unit (5 FLOPs a score), then P·V, one
+// after another, not one roofline over the whole. In-die NMP does one FLOP a byte (AttAcc),
+// so LLaMA3's eight query heads a KV head make its GEMMs compute-bound; Duplex's GEMMs
+// stay bound by its bandwidth.
+func TestNMPAttentionFlow(t *testing.T) {
+	for _, kind := range []string{NMPBank, NMPCube} {
+		c := testHeLioS()
+		c.System, c.HeLioS.NMP.Kind, c.HeLioS.KV.Alloc = SystemGPUNMP, kind, AllocStaticModule
+		e, s := firstStep(t, c)
+		ns := e.sys.(*nmpSystem)
+		ld := ns.load[0]
+		x := ns.cubeAttention(ld, 8)
+		n := c.HeLioS.NMP
+		eff := c.HeLioS.Cluster
+		if want := FromSeconds(5 * 8 * ld / (407.8e9 * eff.ComputeEff)); x.sm != want || x.sm == 0 {
+			t.Fatalf("%s softmax %v, want %v", kind, x.sm, want)
+		}
+		compute := FromSeconds(2 * 8 * 128 * ld / (n.CubeFLOPS() * eff.ComputeEff))
+		memory := FromSeconds(128 * 2 * ld / (n.CubeBandwidth() * eff.MemoryEff))
+		if x.qk != max(compute, memory) || x.pv != x.qk {
+			t.Fatalf("%s QKᵀ %v P·V %v, want %v", kind, x.qk, x.pv, max(compute, memory))
+		}
+		if (kind == NMPBank) != (compute > memory) {
+			t.Errorf("%s: compute %v, memory %v", kind, compute, memory)
+		}
+		if roofline := max(2*compute, 2*memory); ns.cubeT[0] != x.qk+x.sm+x.pv || ns.cubeT[0] <= roofline {
+			t.Errorf("%s: cube attention %v, want QKᵀ + softmax + P·V = %v, above the roofline %v", kind, ns.cubeT[0], x.qk+x.sm+x.pv, roofline)
+		}
+		var names []string
+		for _, sp := range s.Timeline.Spans {
+			if sp.Lane == ns.lnCube0 && sp.Layer == 0 {
+				names = append(names, sp.Name)
+			}
+		}
+		if strings.Join(names, ",") != "QKᵀ,softmax,P·V" {
+			t.Errorf("%s: cube 0 runs %v in layer 0", kind, names)
+		}
 	}
 }
 
