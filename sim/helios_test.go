@@ -19,7 +19,7 @@ func testHeLioS() Config {
 	return Config{
 		System: SystemHeLioS, Model: heliosModel(), TP: 8, PP: 1, Precision: 2,
 		Workload: Workload{
-			Dataset:  Dataset{Name: "mooncake", InMean: 7278.1, InStd: 5639.9, InMin: 894, InMax: 16384, OutMean: 308.3, OutStd: 171.7, OutMin: 1, OutMax: 512, MaxSeqLen: 16384},
+			Dataset:  Dataset{Name: "mooncake", InMean: 6132.1, InStd: 3881.2, InMin: 894, InMax: 16384, OutMean: 260.8, OutStd: 112.0, OutMin: 1, OutMax: 512, MaxSeqLen: 16384},
 			Requests: 64, MaxBatch: 16, Arrival: ArrivalClosed, Prefill: PrefillSkip, Seed: 1,
 		},
 		HeLioS: HeLioSConfig{
