@@ -2,6 +2,7 @@ package presets
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -38,6 +39,9 @@ func TestHeLioSBadSettings(t *testing.T) {
 		{"workload.rate_per_s=-1", "workload.rate_per_s: -1 is out of range"},
 		{"kvcache.alloc=greedy", `kvcache.alloc: "greedy" is not allowed; want one of spatial, static_module, round_robin, balanced_only`},
 		{"hb.channels=128", "hb.channels: 128 is out of range; want 1 to 64"},
+		{"hb.dataflow=torus", `hb.dataflow: "torus" is not allowed; want one of mesh, ring`},
+		{"kvcache.static_compute=half", `kvcache.static_compute: "half" is not allowed; want one of window, live`},
+		{"hb.row_activate_ns=-1", "hb.row_activate_ns: -1 is out of range"},
 	}
 	for _, c := range set {
 		f, _ := Get("helios")
@@ -80,6 +84,14 @@ func TestHeLioSBadSettings(t *testing.T) {
 	}
 	if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), "set kvcache.alloc=static_module") {
 		t.Errorf("non-tiled with blocks: %v", err)
+	}
+	f, _ = Get("helios")
+	f.Set("hb.dataflow=ring")
+	if cfg, err = Build(f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), "set hb.attention_flow=non_tiled") {
+		t.Errorf("ring with tiled attention: %v", err)
 	}
 }
 
@@ -139,6 +151,49 @@ func TestHeLioSDefaultOpensBusy(t *testing.T) {
 		}
 		if s.Banks.PIM[p*s.Banks.Cols] <= 0 {
 			t.Fatalf("PE %s shows no attention at the first step", loc.Label)
+		}
+	}
+}
+
+// HeLioS samples the Mooncake trace "across different length ranges" (Sec. VI-C): a
+// request comes from the part of the trace inside the range, not clipped to its cap. The
+// fit of the trace filtered to a 4K context keeps its spread (a coefficient of variation
+// near 0.33, few prompts near the cap), where clipping it piled 71% of the prompts at the
+// cap and left a coefficient of variation of 0.10.
+func TestMooncakeLengthsFilteredToTheirRange(t *testing.T) {
+	cv := func(v []int) (mean, cv float64) {
+		var s, s2 float64
+		for _, x := range v {
+			s += float64(x)
+			s2 += float64(x) * float64(x)
+		}
+		n := float64(len(v))
+		mean = s / n
+		return mean, math.Sqrt(s2/n-mean*mean) / mean
+	}
+	for _, c := range []struct {
+		dataset       string
+		cap           int
+		mean, cv, top float64
+	}{
+		{"mooncake-4k", 3584, 2296, 0.325, 0.05},
+		{"mooncake", 16384, 6132, 0.633, 0.05},
+		{"mooncake-e2e", 8192, 4119, 0.480, 0.05},
+	} {
+		ds := presetConfig(t, "helios", "workload.dataset="+c.dataset).Workload.Dataset
+		in, _ := ds.Sample(40000, 5)
+		m, v := cv(in)
+		near := 0
+		for _, x := range in {
+			if x > c.cap-c.cap/50 {
+				near++
+			}
+		}
+		if math.Abs(m-c.mean) > 0.02*c.mean || math.Abs(v-c.cv) > 0.02 {
+			t.Errorf("%s: prompts of mean %.0f, coefficient of variation %.3f; want the filtered fit's %.0f and %.3f", c.dataset, m, v, c.mean, c.cv)
+		}
+		if share := float64(near) / float64(len(in)); share > c.top {
+			t.Errorf("%s: %.1f%% of the prompts within 2%% of the %d cap; a filtered range holds few there", c.dataset, 100*share, c.cap)
 		}
 	}
 }

@@ -22,12 +22,25 @@ const (
 	FlowNonTiled = "non_tiled" // Stratum's flow: QKᵀ → full softmax → P·V within a fixed PE group
 )
 
+// Operator dataflows on the HB-Device: how FCs are partitioned over the PEs and which
+// collectives join them.
+const (
+	DataflowMesh = "mesh" // HeLioS: FCs 2-D tiled, 1-D and 2-D collectives along the mesh axes (Figs. 11-14)
+	DataflowRing = "ring" // Stratum's ring, a subset of the mesh (Sec. VI-A): FCs split over all PEs, ring collectives
+)
+
 // KV allocation policies of the HeLioS family.
 const (
 	AllocSpatial      = "spatial"       // HeLioS Algorithm 2: blocks over all PEs, CMPFull / CMLast
 	AllocStaticModule = "static_module" // the baselines: each KV head pinned to one module, full context reserved
 	AllocRoundRobin   = "round_robin"   // blocks dealt to PEs in turn (a teaching foil, not in the paper)
 	AllocBalancedOnly = "balanced_only" // Algorithm 2 with only the T_sum comparison (an ablation, not in the paper)
+)
+
+// What the non-tiled flow computes over under a static reservation.
+const (
+	StaticWindow = "window" // the reserved context window, the GEMM shape the static partition fixes (HeLioS Fig. 4-a)
+	StaticLive   = "live"   // only the request's live tokens (a smarter schedule, not the paper's baselines)
 )
 
 // Near-memory processing in the A100's HBM cubes.
@@ -66,11 +79,15 @@ type HBDevice struct {
 	ComputeBufferMB float64
 	NoCLinkGBps     float64 // bandwidth of one mesh link per direction
 	NoCHopNs        float64 // latency of one hop
-	// RowOverheadBytes is the cost of opening a DRAM row, in bytes a bank could have moved
-	// meanwhile: a fetch of s contiguous bytes per bank runs at s/(s+RowOverheadBytes) of
-	// the bank's rate.
-	RowOverheadBytes float64
-	Flow             string // FlowTiled or FlowNonTiled
+	// RowBytes is a bank's row: a fetch of contiguous bytes from one bank opens one row for
+	// each RowBytes of it. Opening one costs an activation (RowActivateNs, tRCD) and closing
+	// it a precharge (RowPrechargeNs, tRP), during which the bank moves nothing: every bank
+	// has its own I/O, so no other bank's transfer hides them (RowEff).
+	RowBytes       float64
+	RowActivateNs  float64
+	RowPrechargeNs float64
+	Flow           string // FlowTiled or FlowNonTiled
+	Dataflow       string // DataflowMesh or DataflowRing
 }
 
 // BaseChannels is the paper's channel count, at which the banks deliver their full rate
@@ -90,6 +107,22 @@ func (h HBDevice) BanksPerPE() int {
 // channel count (HeLioS: 64 banks × 256 pins × 0.5 Gb/s = 1,024 GB/s).
 func (h HBDevice) PEBandwidth() float64 {
 	return float64(h.BanksPerPE()*h.BankPins) * h.PinGbps * 1e9 / 8 * float64(h.Channels) / BaseChannels
+}
+
+// BankRate is one bank's peak rate in bytes/s.
+func (h HBDevice) BankRate() float64 { return h.PEBandwidth() / float64(max(1, h.BanksPerPE())) }
+
+// RowEff is the share of a bank's rate a fetch of s contiguous bytes from it reaches: it
+// moves s bytes at the bank's rate and opens ⌈s/RowBytes⌉ rows, each an activation and a
+// precharge long. The same row model prices every layout: FC weight tiles, HeLioS' KV
+// blocks, a static module's reserved window and the non-tiled flow's spilled scores.
+func (h HBDevice) RowEff(s float64) float64 {
+	if s <= 0 || h.RowBytes <= 0 {
+		return 1
+	}
+	move := s / h.BankRate()
+	open := math.Ceil(s/h.RowBytes-1e-9) * (h.RowActivateNs + h.RowPrechargeNs) * 1e-9
+	return move / (move + open)
 }
 
 // PECapacity is a PE's DRAM in bytes.
@@ -112,26 +145,41 @@ func (h HBDevice) PEBufferBytes() float64 {
 
 // NMPHost is an A100 GPU whose HBM cubes may compute near memory.
 type NMPHost struct {
-	GPU              GPU
-	Kind             string  // NMPNone, NMPBank or NMPCube
-	Cubes            int     // HBM cubes per GPU
-	BanksPerCube     int     // In-die: banks per cube, each with one FPU
-	BankMACs         int     // In-die: MACs per bank FPU per cycle
-	BankClockGHz     float64 // In-die
-	BankGBps         float64 // In-die: a bank's internal bandwidth
-	CubeFPUs         int     // Duplex: FPUs on a cube's logic die
-	FPUMACs          int     // Duplex: MACs per FPU per cycle
-	CubeClockGHz     float64 // Duplex
-	CubeBWScale      float64 // Duplex: NMP bandwidth / the cube's external bandwidth
+	GPU  GPU
+	Kind string // NMPNone, NMPBank or NMPCube
+	// Cubes is the HBM cubes per GPU; each has an equal share of the GPU's bandwidth, its
+	// external bandwidth.
+	Cubes int
+	// In-die NMP (AttAcc's bank-level PIM): the banks together deliver BankBWScale times
+	// the cube's external bandwidth to their processing units, which do BankFLOPPerByte
+	// FLOPs per byte a bank reads.
+	BankBWScale     float64
+	BankFLOPPerByte float64
+	CubeFPUs        int     // Duplex: FPUs on a cube's logic die
+	FPUMACs         int     // Duplex: MACs per FPU per cycle
+	CubeClockGHz    float64 // Duplex
+	CubeBWScale     float64 // Duplex: NMP bandwidth / the cube's external bandwidth
+	// SoftmaxGFLOPS is a cube's softmax unit, which takes the score rows between the two
+	// GEMMs of the non-tiled flow; a score costs SoftmaxFLOPs.
+	SoftmaxGFLOPS    float64
 	ExpertOffload    bool    // Duplex flow: low-intensity MoE experts run on the NMP, overlapped with the GPU
 	KernelOverheadUs float64 // per GPU kernel
+}
+
+// SoftmaxFLOPs is the work of one score in a full softmax: its max, exponent, sum and
+// normalisation (AttAcc's simulator counts 5, scale-snu/attacc_simulator src/model.py).
+const SoftmaxFLOPs = 5
+
+// CubeExternal is one cube's share of the GPU's bandwidth in bytes/s.
+func (n NMPHost) CubeExternal() float64 {
+	return n.GPU.BandwidthGBps * 1e9 / float64(max(1, n.Cubes))
 }
 
 // CubeFLOPS is one cube's NMP FLOP rate.
 func (n NMPHost) CubeFLOPS() float64 {
 	switch n.Kind {
 	case NMPBank:
-		return 2 * float64(n.BanksPerCube*n.BankMACs) * n.BankClockGHz * 1e9
+		return n.BankFLOPPerByte * n.CubeBandwidth()
 	case NMPCube:
 		return 2 * float64(n.CubeFPUs*n.FPUMACs) * n.CubeClockGHz * 1e9
 	}
@@ -142,9 +190,9 @@ func (n NMPHost) CubeFLOPS() float64 {
 func (n NMPHost) CubeBandwidth() float64 {
 	switch n.Kind {
 	case NMPBank:
-		return float64(n.BanksPerCube) * n.BankGBps * 1e9
+		return n.BankBWScale * n.CubeExternal()
 	case NMPCube:
-		return n.CubeBWScale * n.GPU.BandwidthGBps * 1e9 / float64(max(1, n.Cubes))
+		return n.CubeBWScale * n.CubeExternal()
 	}
 	return 0
 }
@@ -170,6 +218,7 @@ type HeLioSKV struct {
 	BlockTokens         int    // tokens per block
 	ModulePEs           int    // static_module on the HB-Device: PEs per module
 	ContextTokens       int    // the context window the static policy reserves (0: the workload's longest sequence)
+	StaticCompute       string // StaticWindow or StaticLive: what the non-tiled flow covers under the static policy
 	TieTolerance        int    // Algorithm 2 extension: T_sum differences below this are ties (0: the paper)
 	CapacityTokensPerPE int    // > 0: a PE (or cube) holds this many tokens of KV, for teaching examples
 }
@@ -183,6 +232,9 @@ func heliosCheck(c *Config) error {
 	}
 	if h.KV.BlockTokens < 1 || h.KV.BlockTokens > 1<<16 {
 		return fmt.Errorf("KV block size %d tokens is out of range; want 1 to 65536 (the paper sweeps 4-1024)", h.KV.BlockTokens)
+	}
+	if sc := h.KV.StaticCompute; sc != StaticWindow && sc != StaticLive {
+		return fmt.Errorf("unknown static_compute %q; want %s (the reserved window, the paper's baselines) or %s (the live tokens)", sc, StaticWindow, StaticLive)
 	}
 	cl := h.Cluster
 	if !(cl.NVLinkGBps > 0) || !(cl.ComputeEff > 0 && cl.ComputeEff <= 1) || !(cl.MemoryEff > 0 && cl.MemoryEff <= 1) {

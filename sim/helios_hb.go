@@ -22,6 +22,8 @@ import (
 // blocks; with the non-tiled flow (Stratum, the HB-non-Tiled baseline) each KV head lives
 // on a module of PEs: QKᵀ over a slice of the context, the scores all-gathered in the
 // module, a full softmax on the vector unit, then P·V over a slice of the head dimension.
+// The baseline also runs Stratum's operator dataflow round a ring instead of these mesh
+// collectives (helios_ring.go).
 //
 // It plans every iteration, even headless (it is no jumper, sim/jump.go). Under the spatial
 // policy a request's new tokens move to another PE whenever its last block fills, the PE
@@ -51,6 +53,7 @@ type hbSystem struct {
 	blockBytes    float64
 	rowEffKV      float64 // DRAM row efficiency of attention's KV reads
 	tiled         bool
+	ring          bool // Stratum's ring dataflow instead of HeLioS' mesh collectives
 
 	lane                                   []Lane
 	lnNoC, lnRouter, lnNV, lnPre, lnStream int
@@ -99,9 +102,21 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	if hb.Flow == FlowNonTiled && kvc.Alloc != AllocStaticModule {
 		return nil, fmt.Errorf("the non-tiled flow keeps each KV head on one module of PEs; set kvcache.alloc=static_module (got %s)", kvc.Alloc)
 	}
+	switch hb.Dataflow {
+	case DataflowMesh:
+	case DataflowRing:
+		if hb.Flow != FlowNonTiled {
+			return nil, fmt.Errorf("the ring dataflow is Stratum's, whose attention is non-tiled; set hb.attention_flow=non_tiled (got %s)", hb.Flow)
+		}
+		if hb.Mesh > 1 && hb.Mesh%2 == 1 {
+			return nil, fmt.Errorf("a ring through every PE of a %d×%d mesh needs an even side; pick hb.mesh 2, 4, 8 or 16", hb.Mesh, hb.Mesh)
+		}
+	default:
+		return nil, fmt.Errorf("unknown dataflow %q; want %s or %s", hb.Dataflow, DataflowMesh, DataflowRing)
+	}
 	sh := c.shard()
 	cl := c.HeLioS.Cluster
-	s := &hbSystem{cfg: c, sh: sh, hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled}
+	s := &hbSystem{cfg: c, sh: sh, hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled, ring: hb.Dataflow == DataflowRing}
 	s.side = min(s.m, 4)
 	s.agg = s.m / s.side
 	s.peFLOPS = hb.PEFLOPS() * cl.ComputeEff
@@ -151,7 +166,7 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	if kvc.Alloc == AllocStaticModule {
 		contig = float64(ctx) / float64(group) * s.kvTokLayer / float64(kvh) / float64(hb.BanksPerPE())
 	}
-	s.rowEffKV = rowEff(contig, hb.RowOverheadBytes)
+	s.rowEffKV = hb.RowEff(contig)
 
 	for i := range s.side * s.side {
 		x, y := i/s.side, i%s.side
@@ -179,15 +194,6 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	s.attn = make([]Time, s.pes)
 	s.peBytes = make([]float64, s.pes)
 	return s, nil
-}
-
-// rowEff is the share of a bank's rate a fetch of s contiguous bytes per bank reaches when
-// opening a row costs s0 bytes' worth of time.
-func rowEff(s, s0 float64) float64 {
-	if s0 <= 0 || s <= 0 {
-		return 1
-	}
-	return s / (s + s0)
 }
 
 func (s *hbSystem) lanes() []Lane { return s.lane }
@@ -260,7 +266,7 @@ func (s *hbSystem) fc(b int, hin, hout float64) (Time, float64, float64) {
 	w := hin * hout / m2 * p
 	flops := 2 * float64(b) * hin * hout / m2
 	bytes := w + float64(b)*(hin+hout)/mf*p
-	eff := rowEff(w/float64(s.hb.BanksPerPE()), s.hb.RowOverheadBytes)
+	eff := s.hb.RowEff(w / float64(s.hb.BanksPerPE()))
 	return s.peTime(flops, bytes, eff), flops, bytes
 }
 
@@ -409,6 +415,16 @@ func (s *hbSystem) emit(sc *Schedule, p *hbPhase, layer, stage int, clock Time) 
 	return clock + d
 }
 
+// nvlinkPhase is the tensor-parallel all-reduce of a layer's b output rows over NVLink:
+// the device router gathers the partial sums from the mesh and scatters the result back
+// over the router NoC, one link per mesh column, pipelined with NVLink.
+func (s *hbSystem) nvlinkPhase(name string, b int) hbPhase {
+	S := float64(b) * float64(s.sh.DModel) * float64(s.sh.Precision)
+	nv := ringAllReduce(s.sh.TP, S, s.cl.NVLinkGBps*1e9, FromSeconds(s.cl.NVLinkLatencyUs*1e-6))
+	rt := Time(2*s.m)*s.hop + FromSeconds(2*S/(float64(s.m)*s.link))
+	return hbPhase{name: name, nv: nv, rt: rt}
+}
+
 // normStatBytes is the bytes per request T5 all-reduces: the sum of squares for RMSNorm,
 // or (mean, variance, count) for LayerNorm combined with Eq. 3. Gated-FFN models use
 // RMSNorm, the others LayerNorm.
@@ -423,6 +439,9 @@ func (s *hbSystem) normStatBytes() float64 {
 // same) and the per-PE attention work. Collectives share a PE span with the FC next to
 // them; the inter-PE NoC lane shows each one on its own.
 func (s *hbSystem) phases(decode []*Request) []hbPhase {
+	if s.ring {
+		return s.ringPhases(decode)
+	}
 	sh := s.sh
 	B := len(decode)
 	bf := float64(B)
@@ -441,15 +460,9 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 	var out []hbPhase
 	phase := func(name string, segs ...hbSeg) { out = append(out, hbPhase{name: name, segs: segs}) }
 	nvlink := func(name string) {
-		if sh.TP <= 1 {
-			return
+		if sh.TP > 1 {
+			out = append(out, s.nvlinkPhase(name, B))
 		}
-		S := bf * d * P
-		nv := ringAllReduce(sh.TP, S, s.cl.NVLinkGBps*1e9, FromSeconds(s.cl.NVLinkLatencyUs*1e-6))
-		// the device router gathers the partial sums from the mesh and scatters the
-		// result back over the router NoC, one link per mesh column, pipelined with NVLink
-		rt := Time(2*m)*s.hop + FromSeconds(2*S/(mf*s.link))
-		out = append(out, hbPhase{name: name, nv: nv, rt: rt})
 	}
 	stat := bf * s.normStatBytes()
 	t5 := coll("T5 norm", lineAllReduce(m, stat, s.hop, s.link))
@@ -477,7 +490,7 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 		w := moeWork(sh, s.cl.EP, B)
 		f := float64(sh.DFFN)
 		m2 := float64(s.pes)
-		eff := rowEff(w.params/mats*P/m2/float64(s.hb.BanksPerPE()), s.hb.RowOverheadBytes)
+		eff := s.hb.RowEff(w.params / mats * P / m2 / float64(s.hb.BanksPerPE()))
 		ex := func(name string, hin, hout float64) hbSeg {
 			fl := 2 * w.tokens * hin * hout / m2
 			by := w.touched*hin*hout/m2*P + w.tokens*(hin+hout)/mf*P
@@ -498,13 +511,19 @@ func (s *hbSystem) phases(decode []*Request) []hbPhase {
 
 // attention computes each PE's attention work of one layer and the lanes' ops. load is in
 // head-tokens (tokens × KV heads held); the query heads of a KV head's group share its
-// reads (GQA).
+// reads (GQA). The non-tiled flow covers each pair's reserved window (window) unless
+// kvcache.static_compute says live; the new token's K and V are written either way.
 func (s *hbSystem) attention(decode []*Request, targets []int) {
 	sh := s.sh
 	P := float64(sh.Precision)
 	hd := float64(sh.HeadDim)
 	gqa := float64(sh.HeadsDev()) / float64(sh.KVHeadsDev())
-	s.kv.headTokens(s.load)
+	window := !s.tiled && s.cfg.HeLioS.KV.StaticCompute == StaticWindow
+	if window {
+		s.kv.windowTokens(s.load)
+	} else {
+		s.kv.headTokens(s.load)
+	}
 	writes := make([]float64, s.pes)
 	for i, r := range decode {
 		if s.kv.policy == AllocStaticModule {
@@ -512,7 +531,9 @@ func (s *hbSystem) attention(decode []*Request, targets []int) {
 			g := float64(s.kv.group)
 			for _, md := range q.mods {
 				for _, p := range s.kv.modPE[md] {
-					s.load[p] += 1 / g
+					if !window {
+						s.load[p] += 1 / g
+					}
 					writes[p] += s.kvTokLayer / float64(s.kv.heads) / g
 				}
 			}
@@ -624,10 +645,15 @@ func (s *hbSystem) nonTiled(ld, flops, writes, gqa float64, g int) (x ntParts) {
 	if rows > s.hb.PEBufferBytes() {
 		own, gathered, soft, probs = slice, slice*(gf-1), 3*rows, rows
 	}
-	x.qk = s.peTime(flops/2, hd*P*ld+writes+own, s.rowEffKV)
+	// the spilled rows are contiguous on every bank of the PE: the same row model as the KV
+	se := s.hb.RowEff(rows / float64(s.hb.BanksPerPE()))
+	step := func(flops, kv, spill float64) Time {
+		return max(FromSeconds(flops/s.peFLOPS), FromSeconds(kv/(s.peBW*s.rowEffKV)+spill/(s.peBW*se)))
+	}
+	x.qk = step(flops/2, hd*P*ld+writes, own)
 	x.ag = lineAllGather(g, rows, s.hop, s.link)
-	x.sm = max(FromSeconds(4*gqa*ld*gf/s.hb.PEVectorRate()), FromSeconds((gathered+soft)/(s.peBW*s.rowEffKV)))
-	x.pv = s.peTime(flops/2, hd*P*ld+probs, s.rowEffKV)
+	x.sm = max(FromSeconds(4*gqa*ld*gf/s.hb.PEVectorRate()), step(0, 0, gathered+soft))
+	x.pv = step(flops/2, hd*P*ld, probs)
 	x.spill = own + gathered + soft + probs
 	return x
 }

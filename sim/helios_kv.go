@@ -48,6 +48,7 @@ type heliosKV struct {
 	context  int     // tokens a request reserves
 	reserve  int     // blocks each location of a module reserves per (request, head)
 	modTok   []int64 // tokens per module summed over its (request, head) pairs
+	modPairs []int   // (request, head) pairs per module
 	modPE    [][]int // locations of each module
 	locMod   []int   // module of each location
 	watermrk int
@@ -84,6 +85,7 @@ func newHeliosKV(policy string, locs, side, capacity, b, kvh, group, context, to
 		k.group, k.context = max(1, group), context
 		k.reserve = ceilDiv(context, k.group*b)
 		k.modTok = make([]int64, locs/k.group)
+		k.modPairs = make([]int, locs/k.group)
 		k.modPE = modules(locs, side, k.group)
 		k.locMod = make([]int, locs)
 		for m, ps := range k.modPE {
@@ -367,6 +369,9 @@ func (k *heliosKV) admitStatic(r *Request) bool {
 		next = (best + 1) % len(k.modTok)
 		k.take(best, k.reserve, 0)
 	}
+	for _, m := range mods {
+		k.modPairs[m]++
+	}
 	k.next = next
 	q := &kvReq{mods: mods, last: -1}
 	k.reqs[r.ID] = q
@@ -432,6 +437,7 @@ func (k *heliosKV) release(r *Request) {
 	if k.policy == AllocStaticModule {
 		for _, m := range q.mods {
 			k.take(m, -k.reserve, -int64(q.tokens))
+			k.modPairs[m]--
 		}
 		return
 	}
@@ -480,6 +486,20 @@ func (k *heliosKV) headTokens(load []float64) {
 	}
 	for p, t := range k.tsum {
 		load[p] = float64(t) * float64(k.kvh)
+	}
+}
+
+// windowTokens fills load with each location's head-tokens over the reserved windows:
+// every (request, head) pair pinned to a module counts the whole context it reserved
+// there, shared by the module's locations, however long the request is. The non-tiled
+// flow's GEMMs have the shape the static partition fixes (HeLioS Sec. II-D, Fig. 4-a: with
+// a max context L, each of a module's two PEs runs (Q, H) × (H, 0.5L) and
+// (Q, L) × (L, 0.5L)).
+func (k *heliosKV) windowTokens(load []float64) {
+	for m, n := range k.modPairs {
+		for _, p := range k.modPE[m] {
+			load[p] = float64(n) * float64(k.context) / float64(k.group)
+		}
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 //   - on the GPU (SGLang with FlashInfer: the KV cache paged in HBM, no locality), or
 //   - in the HBM cubes (In-die NMP with a small FPU per bank, or Duplex with FPUs on each
 //     cube's logic die): each KV head of a request is pinned to one cube with the whole
-//     context window reserved, and each cube runs QKᵀ, the full softmax and P·V for the
-//     heads it holds; the cubes finish at a barrier, so the most loaded cube sets the pace.
+//     context window reserved (HeLioS Table I: "Full-length Static"), and each cube runs
+//     QKᵀ, the full softmax and P·V for the heads it holds over their reserved windows
+//     (kvcache.static_compute), one after another (cubeAttention); the cubes finish at a
+//     barrier, so the most loaded cube sets the pace.
 //
 // With ExpertOffload (Duplex's flow, which the paper also gives In-die NMP) a MoE layer
 // splits its touched experts between the GPU and the cubes so that both finish together.
@@ -37,6 +39,7 @@ type nmpSystem struct {
 	now      Time
 	load     []float64
 	cubeT    []Time // attention per cube per layer
+	cubeX    []cubeParts
 	cubeBusy []Time
 	cubeByte []float64
 	flops    float64
@@ -68,8 +71,8 @@ func newNMPSystem(c *Config) (*nmpSystem, error) {
 	case NMPNone:
 	case NMPBank, NMPCube:
 		s.nmp = true
-		if !(n.CubeFLOPS() > 0) || !(n.CubeBandwidth() > 0) {
-			return nil, fmt.Errorf("%s near-memory processing needs a FLOP rate and a bandwidth above 0 per cube", n.Kind)
+		if !(n.CubeFLOPS() > 0) || !(n.CubeBandwidth() > 0) || !(n.SoftmaxGFLOPS > 0) {
+			return nil, fmt.Errorf("%s near-memory processing needs a FLOP rate, a bandwidth and a softmax rate above 0 per cube", n.Kind)
 		}
 		if kvc.Alloc != AllocStaticModule {
 			return nil, fmt.Errorf("the NMP baselines pin each KV head to one HBM cube; set kvcache.alloc=static_module (got %s)", kvc.Alloc)
@@ -123,6 +126,7 @@ func newNMPSystem(c *Config) (*nmpSystem, error) {
 	}
 	s.load = make([]float64, locs)
 	s.cubeT = make([]Time, s.cubes)
+	s.cubeX = make([]cubeParts, s.cubes)
 	s.cubeBusy = make([]Time, s.cubes)
 	s.cubeByte = make([]float64, s.cubes)
 	return s, nil
@@ -193,6 +197,29 @@ func (s *nmpSystem) gemm(name string, b int, hin, hout float64) Op {
 	return s.kernel(name, 2*float64(b)*hin*hout, (hin*hout+float64(b)*(hin+hout))*p)
 }
 
+// cubeParts is one cube's attention of one layer in the non-tiled flow, and the work of
+// each GEMM and of the softmax.
+type cubeParts struct {
+	qk, sm, pv                    Time
+	gemmFLOPs, gemmBytes, smFLOPs float64
+}
+
+// cubeAttention is a cube's attention over ld head-tokens, gqa query heads to a KV head,
+// as every NMP design of HeLioS Sec. II-D runs it (Fig. 3-a): QKᵀ scores the queries
+// against the keys, the whole score rows go through a full softmax, then P·V weighs the
+// values, one after another. Each GEMM takes the longer of its FLOPs on the cube's NMP and
+// its K or V bytes at the NMP's bandwidth; the softmax, SoftmaxFLOPs a score on the cube's
+// softmax unit (AttAcc's sits on the buffer die and takes the rows the banks produce).
+func (s *nmpSystem) cubeAttention(ld, gqa float64) cubeParts {
+	hd := float64(s.sh.HeadDim)
+	P := float64(s.sh.Precision)
+	x := cubeParts{gemmFLOPs: 2 * gqa * hd * ld, gemmBytes: hd * P * ld, smFLOPs: SoftmaxFLOPs * gqa * ld}
+	x.qk = max(FromSeconds(x.gemmFLOPs/(s.n.CubeFLOPS()*s.cl.ComputeEff)), FromSeconds(x.gemmBytes/(s.n.CubeBandwidth()*s.cl.MemoryEff)))
+	x.pv = x.qk
+	x.sm = FromSeconds(x.smFLOPs / (s.n.SoftmaxGFLOPS * 1e9 * s.cl.ComputeEff))
+	return x
+}
+
 // cubeTime is NMP work spread evenly over every cube (an expert's weights interleave
 // over all of them).
 func (s *nmpSystem) cubeTime(flops, bytes float64) Time {
@@ -237,14 +264,17 @@ func (s *nmpSystem) plan(sc *Schedule, decode, prefill []*Request) []StageMark {
 		for _, r := range decode {
 			sumL += float64(r.SeqLen())
 		}
-		s.kv.headTokens(s.load)
+		if s.nmp && s.cfg.HeLioS.KV.StaticCompute == StaticWindow {
+			s.kv.windowTokens(s.load)
+		} else {
+			s.kv.headTokens(s.load)
+		}
 		if s.nmp {
 			var sum float64
 			for c := range s.cubes {
-				ld := s.load[c]
-				fl := 4 * q / kvh * hd * ld
-				by := 2 * hd * P * ld
-				t := max(FromSeconds(fl/(s.n.CubeFLOPS()*s.cl.ComputeEff)), FromSeconds(by/(s.n.CubeBandwidth()*s.cl.MemoryEff)))
+				x := s.cubeAttention(s.load[c], q/kvh)
+				s.cubeX[c] = x
+				t := x.qk + x.sm + x.pv
 				s.cubeT[c] = t
 				sum += float64(t)
 				s.attnMax = max(s.attnMax, t)
@@ -297,13 +327,17 @@ func (s *nmpSystem) plan(sc *Schedule, decode, prefill []*Request) []StageMark {
 			if s.nmp {
 				stage++
 				for c := range s.cubes {
-					if t := s.cubeT[c]; t > 0 {
-						fl := 4 * q / kvh * hd * s.load[c]
-						by := 2 * hd * P * s.load[c]
-						add(Op{Name: "attention", Lane: s.lnCube0 + c, Dur: t, FLOPs: fl, Bytes: by}, l)
-						s.cubeBusy[c] += t
-						s.cubeByte[c] += by
+					x := s.cubeX[c]
+					lane := s.lnCube0 + c
+					for _, op := range []Op{{Name: "QKᵀ", Dur: x.qk, FLOPs: x.gemmFLOPs, Bytes: x.gemmBytes},
+						{Name: "softmax", Dur: x.sm, FLOPs: x.smFLOPs}, {Name: "P·V", Dur: x.pv, FLOPs: x.gemmFLOPs, Bytes: x.gemmBytes}} {
+						if op.Dur > 0 {
+							op.Lane = lane
+							add(op, l)
+						}
 					}
+					s.cubeBusy[c] += s.cubeT[c]
+					s.cubeByte[c] += 2 * x.gemmBytes
 				}
 				stage++
 			} else {
@@ -378,9 +412,6 @@ func (s *nmpSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 		g.RowKind, g.ColKind = "cube", "bank"
 		g.Rows = s.cubes
 		g.Cols = 16
-		if s.n.Kind == NMPBank {
-			g.Cols = s.n.BanksPerCube
-		}
 		cells := g.Rows * g.Cols
 		g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 		g.RowNotes = make([]string, g.Rows)
@@ -395,6 +426,7 @@ func (s *nmpSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 			}
 			g.RowNotes[c] = fmt.Sprintf("%.0f head-tok · attn %s/layer", s.load[c], s.cubeT[c])
 		}
+		g.Reason = "In-die NMP (AttAcc): a processing unit beside every bank of the cube; the columns stand for the cube's banks, busy together"
 		if s.n.Kind == NMPCube {
 			g.Reason = "Duplex: the FPUs sit on each cube's logic die and reach its banks through extra TSVs; the columns stand for the cube's banks, busy together"
 		}

@@ -19,17 +19,17 @@ func testHeLioS() Config {
 	return Config{
 		System: SystemHeLioS, Model: heliosModel(), TP: 8, PP: 1, Precision: 2,
 		Workload: Workload{
-			Dataset:  Dataset{Name: "mooncake", InMean: 7278.1, InStd: 5639.9, InMin: 894, InMax: 16384, OutMean: 308.3, OutStd: 171.7, OutMin: 1, OutMax: 512, MaxSeqLen: 16384},
+			Dataset:  Dataset{Name: "mooncake", InMean: 6132.1, InStd: 3881.2, InMin: 894, InMax: 16384, OutMean: 260.8, OutStd: 112.0, OutMin: 1, OutMax: 512, MaxSeqLen: 16384},
 			Requests: 64, MaxBatch: 16, Arrival: ArrivalClosed, Prefill: PrefillSkip, Seed: 1,
 		},
 		HeLioS: HeLioSConfig{
 			HB: HBDevice{Mesh: 4, Dies: 4, BankGrid: 16, BankMB: 80, BankPins: 256, PinGbps: 0.5, Channels: 16, ClockGHz: 1,
-				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowOverheadBytes: 256, Flow: FlowTiled},
-			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BanksPerCube: 256, BankMACs: 16, BankClockGHz: 0.666, BankGBps: 21.3,
-				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, ExpertOffload: true, KernelOverheadUs: 2},
+				MACsPerPE: 8192, VectorLanes: 512, ComputeBufferMB: 2.5, NoCLinkGBps: 128, NoCHopNs: 3, RowBytes: 1024, RowActivateNs: 7, RowPrechargeNs: 7, Flow: FlowTiled, Dataflow: DataflowMesh},
+			NMP: NMPHost{GPU: a100, Kind: NMPCube, Cubes: 5, BankBWScale: 9, BankFLOPPerByte: 1,
+				CubeFPUs: 32, FPUMACs: 512, CubeClockGHz: 0.65, CubeBWScale: 4, SoftmaxGFLOPS: 407.8, ExpertOffload: true, KernelOverheadUs: 2},
 			Cluster: HeLioSCluster{EP: 8, NVLinkGBps: 600, NVLinkLatencyUs: 5, ComputeEff: 0.9, MemoryEff: 0.85,
 				PrefillGPU: a100, PrefillGPUs: 8, PCIeGBps: 64, NICGbps: 200, NICs: 8},
-			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4},
+			KV: HeLioSKV{Alloc: AllocSpatial, BlockTokens: 64, ModulePEs: 4, StaticCompute: StaticWindow},
 		},
 	}
 }
@@ -62,6 +62,50 @@ func TestHBDeviceFigures(t *testing.T) {
 	h.Mesh, h.Channels = 4, 32
 	if h.PEBandwidth() != 2048e9 {
 		t.Errorf("32 channels: %g B/s per PE, want twice the 16-channel 1,024 GB/s", h.PEBandwidth())
+	}
+}
+
+// A bank opens one row for every 1 KB it streams, each an activation and a precharge of
+// 7 ns (Ramulator 2's HBM3 timing) while its 16 GB/s stand still: a 512-byte KV block
+// reaches 32/(32+14) of the rate, and a long stream of weights no more than 64/(64+14), the
+// same row model for every layout.
+func TestDRAMRowModel(t *testing.T) {
+	h := testHeLioS().HeLioS.HB
+	if h.BankRate() != 16e9 {
+		t.Fatalf("bank rate %g, want 256 pins × 0.5 Gb/s = 16 GB/s", h.BankRate())
+	}
+	for _, c := range []struct{ s, want float64 }{
+		{512, 32.0 / (32 + 14)},
+		{1024, 64.0 / (64 + 14)},
+		{1025, 1025.0 / 16 / (1025.0/16 + 28)},
+		{1 << 20, 64.0 / (64 + 14)},
+	} {
+		if got := h.RowEff(c.s); !near(got, c.want, 1e-12) {
+			t.Errorf("%g contiguous bytes: %.4f of the bank's rate, want %.4f", c.s, got, c.want)
+		}
+	}
+	c := testHeLioS()
+	s, err := newHBSystem(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// LLaMA3-70B's QKV tile on one PE: 8192 × 1280 / 16 weights, 20 KB on each bank
+	got, flops, bytes := s.fc(4, 8192, 1280)
+	want := max(FromSeconds(flops/s.peFLOPS), FromSeconds(bytes/(s.peBW*64.0/78)))
+	if got != want {
+		t.Errorf("QKV tile %v, want %v: twenty rows a bank, each 14 ns", got, want)
+	}
+	// a 64-token block of one KV head: 64 × 512 B over 64 banks, half a row each
+	if !near(s.rowEffKV, 32.0/46, 1e-12) {
+		t.Errorf("KV blocks at %.4f of the rate, want %.4f", s.rowEffKV, 32.0/46)
+	}
+	c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow = AllocStaticModule, FlowNonTiled
+	if s, err = newHBSystem(&c); err != nil {
+		t.Fatal(err)
+	}
+	// the reserved 16K window of a head over a 4-PE module: 4096 × 512 B on 64 banks
+	if !near(s.rowEffKV, 64.0/78, 1e-12) {
+		t.Errorf("a static window at %.4f of the rate, want %.4f", s.rowEffKV, 64.0/78)
 	}
 }
 
@@ -599,11 +643,112 @@ func TestNonTiledFlowCosts(t *testing.T) {
 	if rows <= buf || !near(y.spill, slice+3*slice+3*rows+rows, 1e-12) {
 		t.Fatalf("spilled %v bytes, want %v", y.spill, slice+3*slice+3*rows+rows)
 	}
-	if want := s.peTime(2*gqa*hd*ld, hd*P*ld+rows, s.rowEffKV); y.pv != want {
+	se := c.HeLioS.HB.RowEff(rows / 64)
+	if want := FromSeconds(hd*P*ld/(s.peBW*s.rowEffKV) + rows/(s.peBW*se)); y.pv != max(want, FromSeconds(2*gqa*hd*ld/s.peFLOPS)) {
 		t.Fatalf("P·V %v, want %v with the probabilities read back", y.pv, want)
 	}
-	if want := FromSeconds((3*slice + 3*rows) / (s.peBW * s.rowEffKV)); y.sm != max(want, 2*vec) {
+	if want := FromSeconds((3*slice + 3*rows) / (s.peBW * se)); y.sm != max(want, 2*vec) {
 		t.Fatalf("softmax %v, want the larger of DRAM %v and vector %v", y.sm, want, 2*vec)
+	}
+}
+
+// A static partition fixes the non-tiled GEMMs' shape to the reserved window (HeLioS
+// Sec. II-D, Fig. 4-a): every (request, head) pair on a module costs the whole context
+// there, so a module's attention does not shrink with its requests' lengths. The same
+// holds for the NMP cubes (Table I: "Full-length Static"); static_compute = live is the
+// smarter schedule the baselines do not run.
+func TestStaticWindowCompute(t *testing.T) {
+	k := newHeliosKV(AllocStaticModule, 16, 4, 1000, 64, 1, 4, 4096, 0)
+	k.admit(req(0, 100))
+	k.admit(req(1, 3000))
+	k.admit(req(2, 10))
+	win, live := make([]float64, 16), make([]float64, 16)
+	k.windowTokens(win)
+	k.headTokens(live)
+	// modules are the 2×2 quadrants: module 0 holds PEs 0, 1, 4, 5
+	if win[0] != 1024 || win[2] != 1024 || win[8] != 1024 || win[10] != 0 {
+		t.Fatalf("window head-tokens per PE %v, want 4096/4 for each pair on a module", win)
+	}
+	if live[0] != 25 || live[2] != 750 {
+		t.Fatalf("live head-tokens per PE %v", live)
+	}
+	k.release(req(1, 3000))
+	k.windowTokens(win)
+	if win[2] != 0 {
+		t.Fatalf("a released pair still counts: %v", win)
+	}
+
+	attn := func(sys, compute string, in int) Time {
+		c := testHeLioS()
+		c.System = sys
+		c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow, c.HeLioS.KV.StaticCompute = AllocStaticModule, FlowNonTiled, compute
+		c.HeLioS.NMP.Kind = NMPBank
+		c.Workload.InputLen, c.Workload.OutputLen = in, 8
+		c.HeLioS.KV.ContextTokens = 16384
+		e, _ := firstStep(t, c)
+		if sys == SystemGPUNMP {
+			return e.sys.(*nmpSystem).attnMax
+		}
+		return e.sys.(*hbSystem).attnMax
+	}
+	for _, sys := range []string{SystemHeLioS, SystemGPUNMP} {
+		if a, b := attn(sys, StaticWindow, 500), attn(sys, StaticWindow, 5000); a != b || a == 0 {
+			t.Errorf("%s window: attention %v at 500 tokens, %v at 5,000; want the same, over the reserved context", sys, a, b)
+		}
+		if a, b := attn(sys, StaticLive, 500), attn(sys, StaticLive, 5000); a >= b {
+			t.Errorf("%s live: attention %v at 500 tokens, %v at 5,000; want it to grow with the tokens", sys, a, b)
+		}
+		if a, b := attn(sys, StaticLive, 5000), attn(sys, StaticWindow, 5000); a >= b {
+			t.Errorf("%s: live %v not below the 16K window's %v", sys, a, b)
+		}
+	}
+}
+
+// HB-non-Tiled runs Stratum's ring dataflow (HeLioS Sec. VI-A): each FC split over all 16
+// PEs, the QKV slices and the attention outputs all-gathered round a ring through every
+// PE, and each FC pair closed by a ring all-reduce of the whole output, where HeLioS moves a
+// quarter of each vector along one mesh axis. The PEs compute the same FLOPs; the layer
+// spends longer on the NoC.
+func TestRingDataflow(t *testing.T) {
+	run := func(flow string) (*hbSystem, *Snapshot) {
+		c := testHeLioS()
+		c.HeLioS.KV.Alloc, c.HeLioS.HB.Flow, c.HeLioS.HB.Dataflow = AllocStaticModule, FlowNonTiled, flow
+		c.Workload.InputLen, c.Workload.OutputLen = 2000, 8
+		e, s := firstStep(t, c)
+		return e.sys.(*hbSystem), s
+	}
+	hb, s := run(DataflowRing)
+	const B, d, P = 16.0, 8192.0, 2.0
+	comm := map[string]Time{}
+	for _, sp := range s.Timeline.Spans {
+		if sp.Layer == 0 && sp.Lane == hb.lnNoC {
+			comm[sp.Name] += sp.Dur
+		}
+	}
+	want := map[string]Time{
+		"QKV all-gather": lineAllGather(16, B*(8+2)*128*P, hb.hop, hb.link),
+		"O all-gather":   lineAllGather(16, B*8*128*P, hb.hop, hb.link),
+		"O all-reduce":   lineAllReduce(16, B*d*P, hb.hop, hb.link),
+		"FFN all-reduce": lineAllReduce(16, B*d*P, hb.hop, hb.link),
+	}
+	if len(comm) != len(want) {
+		t.Fatalf("ring collectives in layer 0: %v, want %v", comm, want)
+	}
+	for k, v := range want {
+		if comm[k] != v {
+			t.Errorf("%s %v, want %v", k, comm[k], v)
+		}
+	}
+	// the whole output round a ring of 16 against a quarter of it along a line of 4
+	if ring, mesh := lineAllReduce(16, B*d*P, hb.hop, hb.link), lineAllReduce(4, B*d/4*P, hb.hop, hb.link); ring < 4*mesh {
+		t.Errorf("ring all-reduce %v, mesh %v", ring, mesh)
+	}
+	mesh, ms := run(DataflowMesh)
+	if hb.flops != mesh.flops {
+		t.Errorf("ring %g FLOPs, mesh %g: the same work split differently", hb.flops, mesh.flops)
+	}
+	if s.IterTime <= ms.IterTime {
+		t.Errorf("ring iteration %v not slower than the mesh's %v", s.IterTime, ms.IterTime)
 	}
 }
 
@@ -621,6 +766,13 @@ func TestHeLioSBadInput(t *testing.T) {
 		{"poisson rate NaN", func(c *Config) { c.Workload.Arrival = ArrivalPoisson; c.Workload.Rate = math.NaN() }, "Poisson arrivals need a rate above 0"},
 		{"module", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ModulePEs = 3 }, "modules of 3 PEs do not divide the 16 PEs"},
 		{"non-tiled blocks", func(c *Config) { c.HeLioS.HB.Flow = FlowNonTiled }, "set kvcache.alloc=static_module"},
+		{"tiled ring", func(c *Config) { c.HeLioS.HB.Dataflow = DataflowRing }, "set hb.attention_flow=non_tiled"},
+		{"odd ring", func(c *Config) {
+			c.HeLioS.HB.Dataflow, c.HeLioS.HB.Flow, c.HeLioS.KV.Alloc, c.HeLioS.KV.ModulePEs = DataflowRing, FlowNonTiled, AllocStaticModule, 1
+			c.HeLioS.HB.Mesh, c.HeLioS.HB.BankGrid = 3, 9
+		}, "needs an even side"},
+		{"dataflow", func(c *Config) { c.HeLioS.HB.Dataflow = "torus" }, `unknown dataflow "torus"`},
+		{"static compute", func(c *Config) { c.HeLioS.KV.StaticCompute = "some" }, `unknown static_compute "some"`},
 		{"weights", func(c *Config) { c.TP = 1 }, "raise tp"},
 		{"short reservation", func(c *Config) { c.HeLioS.KV.Alloc = AllocStaticModule; c.HeLioS.KV.ContextTokens = 4096 }, "raise kvcache.context_tokens"},
 		{"experts", func(c *Config) { c.Model.Experts, c.Model.TopK, c.HeLioS.Cluster.EP = 8, 2, 3 }, "ep=3 does not divide"},
@@ -792,9 +944,50 @@ func TestNMPBaselines(t *testing.T) {
 	if !near(n.CubeFLOPS(), 21.2992e12, 1e-9) || !near(n.CubeBandwidth(), 1631.2e9, 1e-9) {
 		t.Fatalf("Duplex cube %g FLOP/s %g B/s", n.CubeFLOPS(), n.CubeBandwidth())
 	}
-	n.Kind = NMPBank // In-die: 256 banks × 16 MACs × 0.666 GHz
-	if !near(n.CubeFLOPS(), 2*256*16*0.666e9, 1e-12) {
-		t.Fatalf("In-die cube %g FLOP/s", n.CubeFLOPS())
+	n.Kind = NMPBank // In-die (AttAcc's bank PIM): 9 × 2,039/5 GB/s, one FLOP a byte
+	if !near(n.CubeBandwidth(), 9*407.8e9, 1e-12) || !near(n.CubeFLOPS(), 9*407.8e9, 1e-12) {
+		t.Fatalf("In-die cube %g FLOP/s %g B/s", n.CubeFLOPS(), n.CubeBandwidth())
+	}
+}
+
+// The NMP cubes run attention as every NMP design of HeLioS Sec. II-D does: QKᵀ, a full
+// softmax over the score rows on the cube's softmax unit (5 FLOPs a score), then P·V, one
+// after another, not one roofline over the whole. In-die NMP does one FLOP a byte (AttAcc),
+// so LLaMA3's eight query heads a KV head make its GEMMs compute-bound; Duplex's GEMMs
+// stay bound by its bandwidth.
+func TestNMPAttentionFlow(t *testing.T) {
+	for _, kind := range []string{NMPBank, NMPCube} {
+		c := testHeLioS()
+		c.System, c.HeLioS.NMP.Kind, c.HeLioS.KV.Alloc = SystemGPUNMP, kind, AllocStaticModule
+		e, s := firstStep(t, c)
+		ns := e.sys.(*nmpSystem)
+		ld := ns.load[0]
+		x := ns.cubeAttention(ld, 8)
+		n := c.HeLioS.NMP
+		eff := c.HeLioS.Cluster
+		if want := FromSeconds(5 * 8 * ld / (407.8e9 * eff.ComputeEff)); x.sm != want || x.sm == 0 {
+			t.Fatalf("%s softmax %v, want %v", kind, x.sm, want)
+		}
+		compute := FromSeconds(2 * 8 * 128 * ld / (n.CubeFLOPS() * eff.ComputeEff))
+		memory := FromSeconds(128 * 2 * ld / (n.CubeBandwidth() * eff.MemoryEff))
+		if x.qk != max(compute, memory) || x.pv != x.qk {
+			t.Fatalf("%s QKᵀ %v P·V %v, want %v", kind, x.qk, x.pv, max(compute, memory))
+		}
+		if (kind == NMPBank) != (compute > memory) {
+			t.Errorf("%s: compute %v, memory %v", kind, compute, memory)
+		}
+		if roofline := max(2*compute, 2*memory); ns.cubeT[0] != x.qk+x.sm+x.pv || ns.cubeT[0] <= roofline {
+			t.Errorf("%s: cube attention %v, want QKᵀ + softmax + P·V = %v, above the roofline %v", kind, ns.cubeT[0], x.qk+x.sm+x.pv, roofline)
+		}
+		var names []string
+		for _, sp := range s.Timeline.Spans {
+			if sp.Lane == ns.lnCube0 && sp.Layer == 0 {
+				names = append(names, sp.Name)
+			}
+		}
+		if strings.Join(names, ",") != "QKᵀ,softmax,P·V" {
+			t.Errorf("%s: cube 0 runs %v in layer 0", kind, names)
+		}
 	}
 }
 
