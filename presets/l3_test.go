@@ -117,6 +117,7 @@ func TestL3Overrides(t *testing.T) {
 		{[]string{"model.tp=3"}, "model.tp: tp = 3 does not divide the 8 GPUs"},
 		{[]string{"l3.attention=cpu", "l3.scheduler=prefill_first", "l3.sub_batches=1"}, "l3.sub_batches: CPU offload pipelines a GPU-attention and a CPU-attention sub-batch"},
 		{[]string{"model.pp=2"}, "model.pp: the L3 family splits a model by tensor and data parallelism only"},
+		{[]string{"l3.split_if_shorter=true"}, `l3.split_if_shorter: l3.split_if_shorter chooses between one and two decode sub-batches of the HBM-PIM baseline; it needs l3.attention = "hbm_pim"`},
 	} {
 		f, _ := Get("l3")
 		for _, kv := range c.sets {
