@@ -742,9 +742,13 @@ func (h DIMMHost) CapacityBytes() float64 { return h.CapacityGiB * (1 << 30) }
 func (h DIMMHost) RankBytes() float64 { return h.CapacityBytes() / float64(max(1, h.Ranks())) }
 
 // headsPerChannel places heads on the channels of a rankset: head h on channel h mod
-// channels (§5.1: "KV cache of different heads in the same layer is assigned to different
-// channels within a rankset"). OPT-66B's 72 heads on 16 channels give 5 heads to channels
-// 0–7 and 4 to channels 8–15.
+// channels, in every layer of every request. §5.1 says only that "KV cache of different
+// heads in the same layer is assigned to different channels within a rankset"; dealing
+// them in turn from channel 0 is its literal reading, as the paper describes no rotation
+// of the first channel from one request or layer to the next. OPT-66B's 72 heads on 16
+// channels give 5 heads to channels 0–7 and 4 to channels 8–15: the busiest channel paces
+// each rankset's attention (attTime) and bounds admission (newPools), 11% over an even
+// 4.5 heads (the effect is measured in docs/l3.md).
 func headsPerChannel(heads, channels int) []int {
 	nh := make([]int, channels)
 	for h := range heads {
