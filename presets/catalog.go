@@ -45,6 +45,7 @@ type DatasetEntry struct {
 	OutputMax  int     `toml:"output_max"`
 	MaxSeqLen  int     `toml:"max_seq_len"`
 	LiveCap    bool    `toml:"live_cap"`
+	MatchStd   bool    `toml:"match_std"`
 	InputBins  []int   `toml:"input_bins"`
 	OutputBins []int   `toml:"output_bins"`
 	Source     string  `toml:"source"`
@@ -167,6 +168,9 @@ func loadCatalogs() (*catalogs, error) {
 		if x.LiveCap && x.MaxSeqLen <= 0 {
 			return nil, fmt.Errorf("catalog/datasets.toml: dataset %q caps the live context (live_cap) but sets no max_seq_len", x.Name)
 		}
+		if err := checkMatchStd(x); err != nil {
+			return nil, err
+		}
 		c.datasets[x.Name] = x
 		c.datasetNames = append(c.datasetNames, x.Name)
 	}
@@ -187,6 +191,25 @@ func loadCatalogs() (*catalogs, error) {
 }
 
 func nonPositive(n int) bool { return n < 1 }
+
+// checkMatchStd refuses a dataset whose lengths are to keep their standard deviation
+// (match_std) where no log-normal truncated to their bounds has it.
+func checkMatchStd(x DatasetEntry) error {
+	if !x.MatchStd {
+		return nil
+	}
+	for _, d := range []struct {
+		side      string
+		mean, std float64
+		lo, hi    int
+	}{{"input", x.InputMean, x.InputStd, x.InputMin, x.InputMax}, {"output", x.OutputMean, x.OutputStd, x.OutputMin, x.OutputMax}} {
+		if ok, widest := sim.FitLengths(d.mean, d.std, d.lo, d.hi); !ok {
+			return fmt.Errorf("catalog/datasets.toml: dataset %q (match_std): no log-normal truncated to [%d, %d] has the %s mean %g and standard deviation %g, the widest reaches %.1f; raise %s_max or drop match_std",
+				x.Name, d.lo, d.hi, d.side, d.mean, d.std, widest, d.side)
+		}
+	}
+	return nil
+}
 
 // Models lists the catalogue's models in file order.
 func Models() []ModelEntry {
@@ -249,7 +272,7 @@ func Build(f *File, trace []sim.TraceRequest) (sim.Config, error) {
 		Workload: sim.Workload{
 			Dataset: sim.Dataset{Name: ds.Name, Display: ds.Display, InMean: ds.InputMean, InStd: ds.InputStd, InMin: ds.InputMin, InMax: ds.InputMax,
 				OutMean: ds.OutputMean, OutStd: ds.OutputStd, OutMin: ds.OutputMin, OutMax: ds.OutputMax, MaxSeqLen: ds.MaxSeqLen,
-				InBins: ds.InputBins, OutBins: ds.OutputBins, LiveCap: ds.LiveCap},
+				InBins: ds.InputBins, OutBins: ds.OutputBins, LiveCap: ds.LiveCap, MatchStd: ds.MatchStd},
 			Requests: f.Workload.Requests, MaxBatch: f.Workload.Batch, Arrival: f.Workload.Arrival, Rate: f.Workload.RatePerS,
 			Prefill: f.Workload.Prefill, KVPolicy: f.Workload.KVPolicy, InputLen: f.Workload.InputLen, OutputLen: f.Workload.OutputLen, Trace: trace,
 			Seed: uint64(f.Workload.Seed), Steps: f.Workload.Steps, Warmup: f.Workload.Warmup,

@@ -17,6 +17,7 @@ type L3Sec struct {
 	CommOverlap    bool      `toml:"comm_overlap" doc:"§5.1: rankset-exclusive transfers, layer-wise round-robin KV placement and asynchronous prefill KV (false: monolithic DIMMs, random layer placement, synchronous transfers)"`
 	ChargeRelayout bool      `toml:"charge_relayout" doc:"charge a CPU transposition (2× the transfer time, §4.1) instead of the zero-latency in-flight re-layout"`
 	Predictor      string    `toml:"predictor" enum:"oracle,paper" doc:"the L3 scheduler's latency predictors: the cost model itself (oracle), or Eq. 5–6's form fitted online to past iterations (paper)"`
+	SplitIfShorter bool      `toml:"split_if_shorter" doc:"HBM-PIM only: keep the two decode sub-batches only in iterations they make shorter than one batch (false: always two, as §6.1 runs the baseline)"`
 	GPU            L3GPUSec  `toml:"gpu"`
 	Link           L3LinkSec `toml:"link"`
 	Host           L3HostSec `toml:"host"`
@@ -111,7 +112,7 @@ func (s *L3Sec) apply(cfg *sim.Config, c *catalogs) error {
 		PIM: sim.L3PIM{BankPUMultipliers: p.BankPUMultipliers, BankPUAdders: p.BankPUAdders, RankPUAdders: p.RankPUAdders,
 			SoftmaxChunk: p.SoftmaxChunk, RankBufferKiB: p.RankBufferKiB, HBMPIMTBps: p.HBMPIMTBps},
 		Attention: s.Attention, Scheduler: s.Scheduler, SubBatches: s.SubBatches, ChunkMultiple: s.ChunkMultiple,
-		CommOverlap: s.CommOverlap, ChargeRelayout: s.ChargeRelayout, Predictor: s.Predictor,
+		CommOverlap: s.CommOverlap, ChargeRelayout: s.ChargeRelayout, Predictor: s.Predictor, SplitIfShorter: s.SplitIfShorter,
 	}
 	var le *sim.L3Error
 	if err := cfg.L3.Check(max(1, cfg.TP), max(1, cfg.PP)); errors.As(err, &le) {

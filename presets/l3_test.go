@@ -117,6 +117,7 @@ func TestL3Overrides(t *testing.T) {
 		{[]string{"model.tp=3"}, "model.tp: tp = 3 does not divide the 8 GPUs"},
 		{[]string{"l3.attention=cpu", "l3.scheduler=prefill_first", "l3.sub_batches=1"}, "l3.sub_batches: CPU offload pipelines a GPU-attention and a CPU-attention sub-batch"},
 		{[]string{"model.pp=2"}, "model.pp: the L3 family splits a model by tensor and data parallelism only"},
+		{[]string{"l3.split_if_shorter=true"}, `l3.split_if_shorter: l3.split_if_shorter chooses between one and two decode sub-batches of the HBM-PIM baseline; it needs l3.attention = "hbm_pim"`},
 	} {
 		f, _ := Get("l3")
 		for _, kv := range c.sets {
@@ -238,5 +239,43 @@ func TestL3OpensWhereTheHostIsFull(t *testing.T) {
 		if s.Step != cfg.OpenAt || s.Metrics.KVUtil < 0.98 {
 			t.Errorf("%s opens at iteration %d with the KV memory %.0f%% full", n, s.Step, 100*s.Metrics.KVUtil)
 		}
+	}
+}
+
+// L3's reasoning traces stop where their generators stopped each generation (OpenR1-Math:
+// two of 16,384 tokens; OpenThoughts: a 32,768-token chain of thought and an 8,000-token
+// answer; Dolphin-r1, assumed: DeepSeek-R1's 32,768) and still have Table 4's mean and
+// standard deviation.
+func TestL3TraceLengthsBoundedWithTable4Statistics(t *testing.T) {
+	for _, tc := range []struct {
+		dataset   string
+		mean, std float64
+		max       int
+	}{{"openr1", 12684.1, 8464.6, 32768}, {"dolphin-r1", 3926.2, 4216.0, 32768}, {"openthoughts", 6366.7, 4662.9, 40768}} {
+		ds := presetConfig(t, "l3", "workload.dataset="+tc.dataset).Workload.Dataset
+		_, out := ds.Sample(400000, 3)
+		var sum, sq float64
+		top := 0
+		for _, v := range out {
+			sum += float64(v)
+			sq += float64(v) * float64(v)
+			top = max(top, v)
+		}
+		mean := sum / float64(len(out))
+		std := math.Sqrt(sq/float64(len(out)) - mean*mean)
+		if top > tc.max || math.Abs(mean-tc.mean)/tc.mean > 0.01 || math.Abs(std-tc.std)/tc.std > 0.015 {
+			t.Errorf("%s: outputs %.1f ± %.1f, longest %d; want %.1f ± %.1f within %d", tc.dataset, mean, std, top, tc.mean, tc.std, tc.max)
+		}
+	}
+}
+
+// A dataset whose lengths are to keep their standard deviation within a bound that no
+// truncated log-normal with that mean reaches is refused, saying which and what to do.
+func TestMatchStdInfeasibleBound(t *testing.T) {
+	err := checkMatchStd(DatasetEntry{Name: "openr1", InputMean: 96, InputStd: 75.1, InputMin: 1, InputMax: 131072,
+		OutputMean: 12684.1, OutputStd: 8464.6, OutputMin: 1, OutputMax: 16384, MatchStd: true})
+	want := `dataset "openr1" (match_std): no log-normal truncated to [1, 16384] has the output mean 12684.1 and standard deviation 8464.6, the widest reaches 2926.4; raise output_max or drop match_std`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant %q", err, want)
 	}
 }

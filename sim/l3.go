@@ -114,6 +114,9 @@ func (lc *L3Config) Check(tp, pp int) error {
 	if lc.Attention == L3AttnCPU && lc.SubBatches != 2 {
 		return l3Errorf("l3.sub_batches", "CPU offload pipelines a GPU-attention and a CPU-attention sub-batch (NEO); set l3.sub_batches = 2")
 	}
+	if lc.SplitIfShorter && (lc.Attention != L3AttnHBMPIM || lc.SubBatches != 2) {
+		return l3Errorf("l3.split_if_shorter", "l3.split_if_shorter chooses between one and two decode sub-batches of the HBM-PIM baseline; it needs l3.attention = \"hbm_pim\" and l3.sub_batches = 2")
+	}
 	if lc.Predictor != L3PredOracle && lc.Predictor != L3PredPaper {
 		return l3Errorf("l3.predictor", "l3.predictor %q: want oracle or paper", lc.Predictor)
 	}
@@ -635,6 +638,10 @@ type L3Config struct {
 	CommOverlap    bool   // §5.1: rankset-exclusive transfers, layer round-robin, async prefill KV
 	ChargeRelayout bool   // charge a CPU transposition (2× the transfer) instead of the in-flight re-layout (§4.1)
 	Predictor      string // L3PredOracle or L3PredPaper
+	// SplitIfShorter lets the HBM-PIM baseline run one batch in iterations its two decode
+	// sub-batches would make longer (splitIfItPays); off, it always runs two, as §6.1
+	// describes it ("utilizes sub-batches for decoding").
+	SplitIfShorter bool
 }
 
 // Where decode attention runs.
@@ -735,9 +742,13 @@ func (h DIMMHost) CapacityBytes() float64 { return h.CapacityGiB * (1 << 30) }
 func (h DIMMHost) RankBytes() float64 { return h.CapacityBytes() / float64(max(1, h.Ranks())) }
 
 // headsPerChannel places heads on the channels of a rankset: head h on channel h mod
-// channels (§5.1: "KV cache of different heads in the same layer is assigned to different
-// channels within a rankset"). OPT-66B's 72 heads on 16 channels give 5 heads to channels
-// 0–7 and 4 to channels 8–15.
+// channels, in every layer of every request. §5.1 says only that "KV cache of different
+// heads in the same layer is assigned to different channels within a rankset"; dealing
+// them in turn from channel 0 is its literal reading, as the paper describes no rotation
+// of the first channel from one request or layer to the next. OPT-66B's 72 heads on 16
+// channels give 5 heads to channels 0–7 and 4 to channels 8–15: the busiest channel paces
+// each rankset's attention (attTime) and bounds admission (newPools), 11% over an even
+// 4.5 heads (the effect is measured in docs/l3.md).
 func headsPerChannel(heads, channels int) []int {
 	nh := make([]int, channels)
 	for h := range heads {

@@ -6,7 +6,7 @@ import (
 )
 
 // testHBMPIM is the GPU + HBM-PIM baseline of L3 §6.1 (NeuPIMs/AttAcc): KV and decode
-// attention in HBM-PIM, prefill first, two decode sub-batches where they pay.
+// attention in HBM-PIM, prefill first, two decode sub-batches in every iteration.
 func testHBMPIM() Config {
 	c := testL3()
 	c.L3.Attention, c.L3.Scheduler, c.L3.CommOverlap = L3AttnHBMPIM, L3SchedPrefillFirst, false
@@ -27,12 +27,45 @@ func stepOnce(t *testing.T, c Config) (*Engine, *l3) {
 	return e, e.sys.(*l3)
 }
 
-// The HBM-PIM baseline keeps its two decode sub-batches only where they shorten the
-// iteration (L3 §6.1 runs it NeuPIMs-style, and NeuPIMs' simulator interleaves only from
-// batch 256): at a few requests the FC layers are bound by reading the weights, and a
-// second sub-batch would read them twice. At the paper's 260.8 TB/s the attention is too
-// short to hide for anything the HBM holds; a slower HBM-PIM (4 TB/s) gives attention worth
-// overlapping, and the split is kept.
+// L3 §6.1 runs the HBM-PIM baseline with two decode sub-batches, and §6.2 names what
+// that costs at small batches: the GPU is under-used, and HBM-PIM can fall below GPU-only.
+// So by default it splits in every iteration, even where one batch would be shorter (a
+// few requests, whose FC layers are bound by reading the weights twice).
+func TestHBMPIMAlwaysSplits(t *testing.T) {
+	for _, requests := range []int{2, 6, 48} {
+		c := testHBMPIM()
+		c.Workload.Requests = requests
+		c.Workload.InputLen, c.Workload.OutputLen = 1000, 8
+		e, p := stepOnce(t, c)
+		p.buildFixed(e.running, nil)
+		two := p.trial(0)
+		p.single = true
+		p.buildFixed(e.running, nil)
+		one := p.trial(1)
+		p.single, p.built = false, false
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sbs [3]bool
+		for _, sp := range s.Timeline.Spans {
+			sbs[sp.SubBatch] = true
+		}
+		if !sbs[1] || !sbs[2] || sbs[0] || s.IterTime != two {
+			t.Fatalf("%d requests: sub-batches seen %v in %v; two sub-batches take %v (one batch %v)", requests, sbs, s.IterTime, two, one)
+		}
+		if requests == 6 && one >= two {
+			t.Fatalf("6 requests: one batch takes %v, two %v; want a case where splitting does not pay", one, two)
+		}
+	}
+}
+
+// With l3.split_if_shorter the HBM-PIM baseline keeps its two decode sub-batches only
+// where they shorten the iteration (a smarter schedule than §6.1's; the NeuPIMs simulator
+// interleaves only from batch 256): at a few requests the FC layers are bound by reading
+// the weights, and a second sub-batch would read them twice. At the paper's 260.8 TB/s the
+// attention is too short to hide for anything the HBM holds; a slower HBM-PIM (4 TB/s)
+// gives attention worth overlapping, and the split is kept.
 func TestHBMPIMSplitsOnlyWhereItPays(t *testing.T) {
 	for _, tc := range []struct {
 		requests int
@@ -40,6 +73,7 @@ func TestHBMPIMSplitsOnlyWhereItPays(t *testing.T) {
 		split    bool
 	}{{6, 260.8, false}, {48, 260.8, false}, {6, 4, false}, {48, 4, true}} {
 		c := testHBMPIM()
+		c.L3.SplitIfShorter = true
 		c.L3.PIM.HBMPIMTBps = tc.tbps
 		c.Workload.Requests = tc.requests
 		c.Workload.InputLen, c.Workload.OutputLen = 1000, 8
@@ -81,6 +115,7 @@ func TestHBMPIMChoiceHeldOverAStretch(t *testing.T) {
 		opt66b   bool // OPT-66B on two GPUs a replica, as the preset runs it
 	}{{6, 260.8, 1000, false}, {48, 260.8, 1000, false}, {48, 4, 1000, false}, {16, 260.8, 16000, true}} {
 		c := testHBMPIM()
+		c.L3.SplitIfShorter = true
 		if tc.opt66b {
 			c.Model, c.TP = l3OPT66B, 2
 		}

@@ -429,6 +429,10 @@ func TestL3BadConfigs(t *testing.T) {
 		{"CPU offload single batch", func(c *Config) {
 			c.L3.Attention, c.L3.Scheduler, c.L3.SubBatches = L3AttnCPU, L3SchedPrefillFirst, 1
 		}, "set l3.sub_batches = 2"},
+		{"split if shorter off HBM-PIM", func(c *Config) { c.L3.SplitIfShorter = true }, "it needs l3.attention = \"hbm_pim\" and l3.sub_batches = 2"},
+		{"split if shorter, one batch", func(c *Config) {
+			c.L3.Attention, c.L3.Scheduler, c.L3.SubBatches, c.L3.SplitIfShorter = L3AttnHBMPIM, L3SchedPrefillFirst, 1, true
+		}, "l3.split_if_shorter chooses between one and two decode sub-batches"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

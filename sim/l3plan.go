@@ -106,7 +106,7 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 	p.choice = p.choice[:0]
 	if !p.built {
 		p.buildFixed(decode, prefill)
-		if p.lc.Attention == L3AttnHBMPIM && p.it.n == 2 {
+		if p.lc.SplitIfShorter && p.it.n == 2 {
 			p.splitIfItPays(s, decode, prefill)
 			laid = true
 		}
@@ -134,10 +134,11 @@ func (p *l3) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 }
 
 // splitIfItPays keeps the HBM-PIM baseline's two decode sub-batches only when they make
-// the iteration shorter than one batch, as NeuPIMs/AttAcc-style systems split only where
-// it pays (the NeuPIMs simulator interleaves only from batch 256): at a few requests a
-// replica the FC layers are bound by reading the weights, and a second sub-batch reads
-// them twice. Both plans are laid out on scratch schedules and the shorter one is kept:
+// the iteration shorter than one batch (L3Config.SplitIfShorter, off by default: §6.1
+// runs the baseline with sub-batches, and §6.2 notes that at small batches this leaves it
+// below GPU-only). A NeuPIMs-style system may split only where it pays (the NeuPIMs
+// simulator interleaves only from batch 256): at a few requests a replica the FC layers
+// are bound by reading the weights, and a second sub-batch reads them twice. Both plans are laid out on scratch schedules and the shorter one is kept:
 // its layout is the iteration's, so it trades places with s. The two sub-batches, planned
 // when it is called, are laid out only when their GPU work alone does not already take
 // longer than the single batch.

@@ -31,6 +31,11 @@ type Dataset struct {
 	// (trace-generator/get_distributions.py, Request.get_seq_len). Without it input +
 	// output are cut to MaxSeqLen, as a serving system ends a request at its context limit.
 	LiveCap bool
+	// MatchStd fits the truncated log-normals to the standard deviations too: where a
+	// bound trims the tail (the longest generation a dataset's generator allowed), the
+	// spread is widened so that the lengths keep both published statistics, not only the
+	// mean.
+	MatchStd bool
 }
 
 // TraceRequest is one row of a request trace.
@@ -49,20 +54,110 @@ type lengthDist struct {
 
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
-// truncMean is the mean of a log-normal(mu, sigma) truncated to [a, b].
-func truncMean(mu, sigma, a, b float64) float64 {
-	la, lb := math.Log(a), math.Log(b)
-	num := normCDF((lb-mu-sigma*sigma)/sigma) - normCDF((la-mu-sigma*sigma)/sigma)
-	den := normCDF((lb-mu)/sigma) - normCDF((la-mu)/sigma)
-	if den <= 0 {
-		return math.Exp(mu)
+// phiBetween is P(x1 ≤ Z ≤ x2) for a standard normal Z, from whichever tail keeps its
+// digits.
+func phiBetween(x1, x2 float64) float64 {
+	if x1 > 0 {
+		return normCDF(-x1) - normCDF(-x2)
 	}
-	return math.Exp(mu+sigma*sigma/2) * num / den
+	return normCDF(x2) - normCDF(x1)
+}
+
+// truncMoments is the mean and standard deviation of a log-normal(mu, sigma) truncated to
+// [a, b]: E[X^k] = exp(k·mu + k²σ²/2)·P(ln a ≤ N(mu + kσ², σ) ≤ ln b)/P(ln a ≤ N(mu, σ) ≤ ln b).
+func truncMoments(mu, sigma, a, b float64) (mean, std float64) {
+	la, lb := math.Log(a), math.Log(b)
+	s2 := sigma * sigma
+	den := phiBetween((la-mu)/sigma, (lb-mu)/sigma)
+	if den <= 0 {
+		return math.Exp(mu), 0
+	}
+	m1 := math.Exp(mu+s2/2) * phiBetween((la-mu-s2)/sigma, (lb-mu-s2)/sigma) / den
+	m2 := math.Exp(2*mu+2*s2) * phiBetween((la-mu-2*s2)/sigma, (lb-mu-2*s2)/sigma) / den
+	return m1, math.Sqrt(max(0, m2-m1*m1))
+}
+
+// fitMu is the location that gives a log-normal of spread sigma, truncated to [a, b], the
+// mean target (the truncated mean grows with the location).
+func fitMu(sigma, target, a, b float64) float64 {
+	l, h := math.Log(a)-10*sigma, math.Log(b)+10*sigma
+	for range 100 {
+		m := (l + h) / 2
+		if mean, _ := truncMoments(m, sigma, a, b); mean < target {
+			l = m
+		} else {
+			h = m
+		}
+	}
+	return (l + h) / 2
+}
+
+// maxSigma is the widest spread fitSigma tries.
+const maxSigma = 8
+
+// fitSigma is the spread whose log-normal, located to keep the mean (fitMu) and truncated
+// to [a, b], has standard deviation std: the truncated standard deviation grows with the
+// spread, up to the widest spread whose location still reaches the mean (a mean near the
+// bound needs the density to rise towards it, which a wide spread flattens). ok is false
+// when that widest one falls short; widest is the standard deviation it reaches.
+func fitSigma(mean, std, a, b float64) (sigma float64, ok bool, widest float64) {
+	at := func(s float64) (sd float64, fits bool) {
+		m, sd := truncMoments(fitMu(s, mean, a, b), s, a, b)
+		return sd, math.Abs(m-mean) <= 1e-9*mean
+	}
+	top := float64(maxSigma)
+	if _, fits := at(top); !fits {
+		l := 0.0
+		for range 60 {
+			m := (l + top) / 2
+			if _, fits := at(m); fits {
+				l = m
+			} else {
+				top = m
+			}
+		}
+		top = l
+	}
+	if widest, _ = at(top); widest < std {
+		return top, false, widest
+	}
+	l, h := 0.0, top
+	for range 60 {
+		m := (l + h) / 2
+		if sd, _ := at(m); sd < std {
+			l = m
+		} else {
+			h = m
+		}
+	}
+	return (l + h) / 2, true, widest
+}
+
+// lengthBounds is the interval on which lengths lo … hi, rounded from a continuous draw,
+// are truncated, and the mean clamped into it.
+func lengthBounds(mean float64, lo, hi int) (a, b, target float64) {
+	a, b = math.Max(float64(lo)-0.5, 0.5), float64(hi)+0.5
+	return a, b, math.Min(math.Max(mean, a), b)
+}
+
+// FitLengths reports whether a log-normal truncated to [lo, hi] can have both mean and
+// std (Dataset.MatchStd), and otherwise the largest standard deviation one with that mean
+// reaches.
+func FitLengths(mean, std float64, lo, hi int) (ok bool, widest float64) {
+	lo = max(lo, 1)
+	if std <= 0 || mean <= 0 || hi <= lo {
+		return true, 0
+	}
+	a, b, target := lengthBounds(mean, lo, hi)
+	_, ok, widest = fitSigma(target, std, a, b)
+	return ok, widest
 }
 
 // newLengthDist fits a log-normal to mean and std, then shifts its location so that the
-// truncated distribution keeps the target mean.
-func newLengthDist(mean, std float64, lo, hi int) lengthDist {
+// truncated distribution keeps the target mean. With matchStd the spread is refitted too,
+// so that the truncated distribution keeps the standard deviation as well (as far as one
+// can: the widest when none has it).
+func newLengthDist(mean, std float64, lo, hi int, matchStd bool) lengthDist {
 	lo = max(lo, 1)
 	hi = max(hi, lo)
 	d := lengthDist{lo: lo, hi: hi}
@@ -71,20 +166,12 @@ func newLengthDist(mean, std float64, lo, hi int) lengthDist {
 		d.mu = math.Log(math.Min(math.Max(mean, float64(lo)), float64(hi)))
 		return d
 	}
+	a, b, target := lengthBounds(mean, lo, hi)
 	d.sigma = math.Sqrt(math.Log(1 + (std/mean)*(std/mean)))
-	a, b := float64(lo)-0.5, float64(hi)+0.5
-	a = math.Max(a, 0.5)
-	target := math.Min(math.Max(mean, a), b)
-	l, h := math.Log(a)-10*d.sigma, math.Log(b)+10*d.sigma
-	for range 100 {
-		m := (l + h) / 2
-		if truncMean(m, d.sigma, a, b) < target {
-			l = m
-		} else {
-			h = m
-		}
+	if matchStd {
+		d.sigma, _, _ = fitSigma(target, std, a, b)
 	}
-	d.mu = (l + h) / 2
+	d.mu = fitMu(d.sigma, target, a, b)
 	d.pLo = normCDF((math.Log(a) - d.mu) / d.sigma)
 	d.pHi = normCDF((math.Log(b) - d.mu) / d.sigma)
 	return d
@@ -129,7 +216,7 @@ func newGenerator(w Workload, rng *rand.Rand) *generator {
 		g.rate = w.Rate
 	}
 	ds := w.Dataset
-	g.in, g.out = newLengthDist(ds.InMean, ds.InStd, ds.InMin, ds.InMax), newLengthDist(ds.OutMean, ds.OutStd, ds.OutMin, ds.OutMax)
+	g.in, g.out = newLengthDist(ds.InMean, ds.InStd, ds.InMin, ds.InMax, ds.MatchStd), newLengthDist(ds.OutMean, ds.OutStd, ds.OutMin, ds.OutMax, ds.MatchStd)
 	if len(ds.InBins) > 0 {
 		g.in = binned(ds.InBins)
 	}

@@ -13,7 +13,7 @@ func TestLengthDistMatchesMeanAndStd(t *testing.T) {
 		mean, std float64
 		lo, hi    int
 	}{{80.3, 227, 1, 2047}, {295, 150, 1, 2047}, {12.1, 5, 1, 2047}, {55.8, 50, 1, 2047}} {
-		d := newLengthDist(c.mean, c.std, c.lo, c.hi)
+		d := newLengthDist(c.mean, c.std, c.lo, c.hi, false)
 		r := rand.New(rand.NewPCG(1, 2))
 		var sum, sq float64
 		n := 200000
@@ -35,6 +35,54 @@ func TestLengthDistMatchesMeanAndStd(t *testing.T) {
 		if std < 0.6*c.std || std > 1.15*c.std {
 			t.Errorf("std %.1f, want about %.1f", std, c.std)
 		}
+	}
+}
+
+// sampleMoments draws n lengths of d and returns their mean, standard deviation and
+// largest value.
+func sampleMoments(d lengthDist, n int) (mean, std float64, top int) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var sum, sq float64
+	for range n {
+		v := d.sample(r)
+		top = max(top, v)
+		sum += float64(v)
+		sq += float64(v) * float64(v)
+	}
+	mean = sum / float64(n)
+	return mean, math.Sqrt(sq/float64(n) - mean*mean), top
+}
+
+// A bound that trims the tail (the longest generation a dataset allows) narrows a
+// log-normal fitted to the mean alone; with MatchStd the spread is refitted so that the
+// bounded lengths keep both the mean and the standard deviation, as L3's Table 4 states
+// them for OpenR1-Math-220k (12,684.1 ± 8,464.6 output tokens, at most two generations
+// of 16,384).
+func TestLengthDistMatchesStdWithinBound(t *testing.T) {
+	const mean, std, hi = 12684.1, 8464.6, 32768
+	narrow, _, _ := sampleMoments(newLengthDist(mean, std, 1, hi, false), 400000)
+	_, narrowStd, _ := sampleMoments(newLengthDist(mean, std, 1, hi, false), 400000)
+	if math.Abs(narrow-mean)/mean > 0.01 || narrowStd > 0.9*std {
+		t.Fatalf("fitted to the mean alone: %.1f ± %.1f; want the mean kept and the spread narrowed below %.1f", narrow, narrowStd, 0.9*std)
+	}
+	got, gotStd, top := sampleMoments(newLengthDist(mean, std, 1, hi, true), 400000)
+	if math.Abs(got-mean)/mean > 0.01 || math.Abs(gotStd-std)/std > 0.01 || top > hi {
+		t.Fatalf("refitted: %.1f ± %.1f, longest %d; want %.1f ± %.1f within %d", got, gotStd, top, mean, std, hi)
+	}
+	if ok, _ := FitLengths(mean, std, 1, hi); !ok {
+		t.Fatal("FitLengths: no fit within the bound")
+	}
+	// One generation of 16,384 tokens cannot hold Table 4's spread: the widest log-normal
+	// with that mean has about a third of it.
+	ok, widest := FitLengths(mean, std, 1, 16384)
+	if ok || widest > 0.4*std || widest < 0.2*std {
+		t.Fatalf("within 16,384: fit %v, widest %.1f; want none, about a third of %.1f", ok, widest, std)
+	}
+	// Far from the bound, refitting changes almost nothing.
+	plain, _, _ := sampleMoments(newLengthDist(6366.7, 4662.9, 1, 131072, false), 100000)
+	refit, _, _ := sampleMoments(newLengthDist(6366.7, 4662.9, 1, 131072, true), 100000)
+	if math.Abs(plain-refit)/plain > 0.002 {
+		t.Fatalf("far from the bound: mean %.1f fitted to the mean, %.1f refitted", plain, refit)
 	}
 }
 
