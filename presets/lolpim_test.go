@@ -114,6 +114,8 @@ func TestLoLPIMPresetInput(t *testing.T) {
 		{"lolpim.partitioning=flash", `"flash" is not allowed; want one of itpp, hfa`},
 		{"lolpim.memory=lazy", "want one of dynamic, static"},
 		{"lolpim.pingpong=sometimes", "not a valid bool"},
+		{"aim.t_rtp_ns=-1", "-1 is out of range; want 0 to 1000000"},
+		{"aim.t_mod_ns=-1", "-1 is out of range; want 0 to 1000000"},
 	} {
 		if err := f.Set(bad.kv); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v", bad.kv, err)
@@ -128,6 +130,14 @@ func TestLoLPIMPresetInput(t *testing.T) {
 	}
 	if _, err := sim.New(cfg); err == nil || !strings.Contains(err.Error(), "make tp × pp = 128 (e.g. tp=8 pp=16)") {
 		t.Fatalf("tp × pp: %v", err)
+	}
+	// Each refresh closes the row, refreshes and reopens it: 6 + 16 + 1000 + 28 ns.
+	f, _ = Get("lolpim")
+	f.Set("aim.t_rfc_ns=1000")
+	f.Set("aim.t_refi_ns=1040")
+	if _, err := Build(f, nil); err == nil || !strings.Contains(err.Error(), "aim.t_refi_ns") ||
+		!strings.Contains(err.Error(), "t_rtp_ns + t_rp_ns + t_rfc_ns + t_rcd_ns = 1050 ns every t_refi_ns=1040") || !strings.Contains(err.Error(), "make t_refi_ns larger than 1050") {
+		t.Fatalf("refresh: %v", err)
 	}
 	f, _ = Get("gpu-lolpim")
 	f.Set("lolpim.xpu_gpu=gpu-gddr")

@@ -39,15 +39,19 @@ type LoLPIMConfig struct {
 	GBBytes         int     // global buffer per channel (the input vector of a DOT-PROD)
 	OutRegs         int     // output registers per PU
 	ChannelGBps     float64 // I/O bandwidth of one channel: a GB fill takes GBBytes at this rate
-	RdOutNs         float64 // one RD-OUT: every PU's output register read to the controller hub
+	RdOutNs         float64 // one RD-OUT: one output register of each of a channel's PUs read to the hub
+	// TModNs is the switch of a channel between its MAC commands and its register transfers
+	// (GB writes, RD-OUTs), paid on entering and on leaving each run of transfers.
+	TModNs float64
 	// DRAM timing of the all-bank MAC stream: every DRAM row a PU's MACs use up is opened in
-	// all banks at once (activate to column tRCD) and closed (precharge tRP) with no other
-	// bank to hide them behind; every tREFI the banks refresh for tRFC.
-	TRCDNs, TRPNs, TRFCNs, TREFINs float64
-	EPUElemsPerNs                  float64 // hub EPU throughput (softmax, norms, element-wise ops)
-	InterfaceGBps                  float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
-	InterNodeGBps                  float64 // node ↔ node link
-	HostSyncUs                     float64 // host update of one stage's dispatcher per micro-batch
+	// all banks at once (activate to MAC tRCD), closed tRTP after its last MAC (precharge
+	// tRP) with no other bank to hide them behind; every tREFI the banks close their rows,
+	// refresh for tRFC and open the row again.
+	TRCDNs, TRTPNs, TRPNs, TRFCNs, TREFINs float64
+	EPUElemsPerNs                          float64 // hub EPU throughput (softmax, norms, element-wise ops)
+	InterfaceGBps                          float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
+	InterNodeGBps                          float64 // node ↔ node link
+	HostSyncUs                             float64 // host update of one stage's dispatcher per micro-batch
 
 	// Model split and mechanisms.
 	TP, PP       int    // modules per tensor-parallel group and pipeline stages (0: derived)
@@ -63,22 +67,25 @@ type LoLPIMConfig struct {
 	GPU GPU // the node's GPU (capacity and bandwidth already the node's share)
 }
 
-// lpCost is one PIM command stream: MAC time, data-transfer time (GB fills and RD-OUTs),
-// the part of the transfer that ping-pong buffers cannot hide (the first fill, the last
-// drain), all in nanoseconds, and the bytes the transfers move over the channels' buses.
-type lpCost struct{ mac, dt, pro, bytes float64 }
+// lpCost is one PIM command stream: MAC time, data-transfer time of a channel (GB fills,
+// RD-OUTs and the mode switches around them), the part of the transfer that ping-pong
+// buffers cannot hide (the first fill, the last drain), the time the module's broadcast
+// input path is busy with its fills, all in nanoseconds, and the bytes the transfers move
+// over the channels' buses.
+type lpCost struct{ mac, dt, pro, path, bytes float64 }
 
 func (c lpCost) add(o lpCost) lpCost {
-	return lpCost{c.mac + o.mac, c.dt + o.dt, c.pro + o.pro, c.bytes + o.bytes}
+	return lpCost{c.mac + o.mac, c.dt + o.dt, c.pro + o.pro, c.path + o.path, c.bytes + o.bytes}
 }
 
 // dur is the stream's latency: transfers in series with the MACs, or with ③ overlapped so
-// that it takes max(MAC, transfer) plus one fill and one drain.
+// that it takes max(MAC, transfer) plus one fill and one drain; never less than the
+// broadcast path needs for the stream's fills.
 func (c lpCost) dur(pingpong bool) float64 {
 	if pingpong {
-		return max(c.mac, c.dt) + c.pro
+		return max(c.mac, c.dt, c.path-c.pro) + c.pro
 	}
-	return c.mac + c.dt
+	return max(c.mac+c.dt, c.path)
 }
 
 // lpPhase accumulates one phase (QKV, QKᵀ, …) of a visit: the sums of its streams' MAC
@@ -127,7 +134,8 @@ type lolpim struct {
 	rowElems        int
 	tFill, tRd      float64 // ns
 	macsPerRow      int     // all-bank MACs that use up one DRAM row (2 KB / 32 B = 64)
-	refresh         float64 // MAC time stretch of refresh: tREFI / (tREFI − tRFC)
+	rowNs           float64 // what each row costs beside its MACs: tRCD + tRTP + tRP
+	refresh         float64 // MAC time stretch of refresh: tREFI / (tREFI − refresh pause)
 	tSync           float64
 	fc              [4]lpCost // QKV, Proj, FFN1, FFN2 of one request in one layer
 	fcBank          []float64 // MAC cycles of each bank for the four FC GEMVs of one request
@@ -269,11 +277,12 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 			return nil, fmt.Errorf("LoL-PIM %s must be positive, got %v", v.name, v.val)
 		}
 	}
-	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 || c.TRCDNs < 0 || c.TRPNs < 0 || c.TRFCNs < 0 || c.TREFINs < 0 {
-		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns, host_sync_us and the DRAM timings (t_rcd_ns, t_rp_ns, t_rfc_ns, t_refi_ns) must not be negative")
+	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 || c.TModNs < 0 ||
+		c.TRCDNs < 0 || c.TRTPNs < 0 || c.TRPNs < 0 || c.TRFCNs < 0 || c.TREFINs < 0 {
+		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns, t_mod_ns, host_sync_us and the DRAM timings (t_rcd_ns, t_rtp_ns, t_rp_ns, t_rfc_ns, t_refi_ns) must not be negative")
 	}
-	if c.TRFCNs > 0 && !(c.TREFINs > c.TRFCNs) {
-		return nil, fmt.Errorf("LoL-PIM banks refresh for t_rfc_ns=%g every t_refi_ns=%g, which leaves no time for MACs; t_refi_ns must exceed t_rfc_ns", c.TRFCNs, c.TREFINs)
+	if pause := c.RefreshPauseNs(); c.TRFCNs > 0 && !(c.TREFINs > pause) {
+		return nil, fmt.Errorf("LoL-PIM banks pause %g ns for each refresh (t_rtp_ns + t_rp_ns + t_rfc_ns + t_rcd_ns) every t_refi_ns=%g, which leaves no time for MACs; t_refi_ns must exceed %g", pause, c.TREFINs, pause)
 	}
 	if c.Partitioning != PartitionITPP && c.Partitioning != PartitionHFA {
 		return nil, fmt.Errorf("LoL-PIM partitioning %q: want %q or %q", c.Partitioning, PartitionITPP, PartitionHFA)
@@ -316,9 +325,10 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	p.tFill = float64(c.GBBytes) / c.ChannelGBps // bytes / (GB/s) = ns
 	p.tRd = c.RdOutNs
 	p.macsPerRow = max(1, c.RowBytes/(c.MACElems*prec))
+	p.rowNs = c.TRCDNs + c.TRTPNs + c.TRPNs
 	p.refresh = 1
 	if c.TRFCNs > 0 {
-		p.refresh = c.TREFINs / (c.TREFINs - c.TRFCNs)
+		p.refresh = c.TREFINs / (c.TREFINs - c.RefreshPauseNs())
 	}
 	p.tSync = c.HostSyncUs * 1e3
 
@@ -431,74 +441,123 @@ func (p *lolpim) chunks(n int) (int, int) {
 	return ceilDiv(kRows, p.c.ChunkRows), ceilDiv(vRows, p.c.ChunkRows)
 }
 
+// RefreshPauseNs is how long the banks stop their MACs for each all-bank refresh: the
+// open row closes tRTP after the last MAC (precharge tRP), the banks refresh for tRFC and
+// the row opens again (tRCD) before the next MAC. The public AiM simulator (Ramulator 2.0
+// based, github.com/arkhadem/aim_simulator, src/dram_controller/impl/refresh/
+// all_bank_refresh.cpp and the REFab prerequisites of src/dram/impl/GDDR6.cpp) issues
+// the refresh every nREFI ahead of the AiM commands and requires every bank closed.
+func (c LoLPIMConfig) RefreshPauseNs() float64 {
+	if c.TRFCNs <= 0 {
+		return 0
+	}
+	return c.TRTPNs + c.TRPNs + c.TRFCNs + c.TRCDNs
+}
+
 // macNs is the time of an all-bank stream of MAC commands, each a 16-element dot product
-// over 32 B of a DRAM row: one command a cycle, plus tRCD + tRP for each row the stream
-// opens (every 64 MACs of a 2 KB row: in all-bank mode every bank opens the same row, so
-// no other bank hides the activation), all stretched by the refresh the banks pause for
-// (tRFC every tREFI). The paper's numbers come from a Ramulator-based AiM simulator
-// (§8.1); the timings are the public AiM simulator's GDDR6 preset.
+// over 32 B of a DRAM row: one command a cycle, plus, for each row the stream opens (every
+// 64 MACs of a 2 KB row: in all-bank mode every bank opens the same row, so no other bank
+// hides it), the activate to the first MAC (tRCD), the wait from the last MAC to the
+// precharge (tRTP) and the precharge (tRP); all stretched by the refresh pauses. The
+// paper's numbers come from a Ramulator-based AiM simulator validated against AiM-SDK
+// (§8.1); the public AiM simulator times MAC16 against ACT16 (nRCDRDMAC), PREA (nRTP) and
+// the next ACT16 (nRP) so (src/dram/impl/GDDR6.cpp).
 func (p *lolpim) macNs(cycles float64) float64 {
+	return p.macRowsNs(cycles, math.Ceil(cycles/float64(p.macsPerRow)))
+}
+
+// macRowsNs is macNs for a stream that opens rows rows, for a layout that uses a row for
+// fewer MACs than it holds.
+func (p *lolpim) macRowsNs(cycles, rows float64) float64 {
 	if cycles <= 0 {
 		return 0
 	}
-	rows := math.Ceil(cycles / float64(p.macsPerRow))
-	return (cycles/p.c.ClockGHz + rows*(p.c.TRCDNs+p.c.TRPNs)) * p.refresh
+	return (cycles/p.c.ClockGHz + rows*p.rowNs) * p.refresh
 }
 
 // macBusy is macNs spread evenly over cycles, for per-bank shares of the heat map.
 func (p *lolpim) macBusy(cycles float64) float64 {
-	return cycles * (1/p.c.ClockGHz + (p.c.TRCDNs+p.c.TRPNs)/float64(p.macsPerRow)) * p.refresh
+	return cycles * (1/p.c.ClockGHz + p.rowNs/float64(p.macsPerRow)) * p.refresh
 }
 
-// cost converts MAC cycles, GB fills (each filling chans channels' buffers at once) and
-// RD-OUTs (each reading one output register of pus PUs) into a command stream's times.
-func (p *lolpim) cost(macCycles float64, fills, chans, reads, pus int) lpCost {
+// cost converts MAC cycles and the transfers of a channel's command stream into its times:
+// fills GB fills (each filling the GBs of chans channels), reads RD-OUTs (each reading one
+// output register of pus PUs), windows runs of transfers between MAC runs, each entered
+// and left by a mode switch (the AiM controller issues a TMOD, nMODCH, whenever it turns
+// from MAC commands to the register commands WRGB and RDMAC16 or back:
+// src/dram_controller/impl/AiM_dram_controller.cpp of the public AiM simulator), and
+// pathFills the fills the module's one broadcast input path carries for the stream (the
+// paper's AiM: all channels share a broadcast input data path): a fill of the same data
+// for every channel is one, different data for different channels one each.
+func (p *lolpim) cost(macCycles float64, fills, chans, reads, pus, windows, pathFills int) lpCost {
 	return lpCost{
 		mac:   p.macNs(macCycles),
-		dt:    float64(fills)*p.tFill + float64(reads)*p.tRd,
-		pro:   p.tFill + p.tRd,
+		dt:    float64(fills)*p.tFill + float64(reads)*p.tRd + float64(2*windows)*p.c.TModNs,
+		pro:   p.tFill + p.tRd + 2*p.c.TModNs,
+		path:  float64(pathFills) * p.tFill,
 		bytes: float64(fills*chans*p.c.GBBytes + reads*pus*p.prec),
 	}
 }
 
 // gemv is one request's M×K weight GEMV on a module: the output rows spread over its P PUs;
-// each PU keeps OutRegs partial sums, so the input vector streams through the GB in
-// GBBytes pieces once per OutRegs rows, and every output is read out once.
+// each PU keeps OutRegs partial sums, so an input vector longer than the GB streams
+// through it in GBBytes pieces once per OutRegs rows (each group's read-out joining the
+// next group's first fill), while one that fits stays in the GB for every group; every
+// output is read out once. Every channel takes the same input: one broadcast fill.
 func (p *lolpim) gemv(M, K int) lpCost {
 	rows := ceilDiv(M, p.P)
 	mac := float64(rows * ceilDiv(K, p.c.MACElems))
-	fills := ceilDiv(rows, p.c.OutRegs) * ceilDiv(K, p.gbElems)
-	return p.cost(mac, fills, p.c.Channels, rows, p.P)
+	groups, pieces := ceilDiv(rows, p.c.OutRegs), ceilDiv(K, p.gbElems)
+	fills, windows := 1, 1+groups
+	if pieces > 1 {
+		fills = groups * pieces
+		windows = fills + 1
+	}
+	return p.cost(mac, fills, p.c.Channels, rows, p.P, windows, fills)
 }
 
 // qktITPP is QKᵀ of one request with heads heads of t tokens under ITPP: keys striped by
 // token over all P banks, so each PU scores ⌈t/P⌉ tokens per head, d_h/MACElems MACs each,
-// and every score is read out; the query vectors of 1024/d_h heads share one GB fill.
+// and its OutRegs output registers are read out after every OutRegs scores; the query
+// vectors of 1024/d_h heads share one broadcast GB fill. The row of a key is T_cur/256
+// (DPA's operand rule, Fig. 6): each of a bank's tokens opens its own row, which holds the
+// layer's heads of that token, so a row serves heads · d_h/16 MACs (32 for 4 heads of
+// 128), not 64.
 func (p *lolpim) qktITPP(t, heads int) lpCost {
 	per := ceilDiv(t, p.P)
 	mac := float64(heads * per * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	return p.cost(mac, ceilDiv(heads*p.m.HeadDim, p.gbElems), p.c.Channels, heads*per, p.P)
+	fills, reads := ceilDiv(heads*p.m.HeadDim, p.gbElems), heads*per
+	c := p.cost(mac, fills, p.c.Channels, reads, p.P, fills+ceilDiv(reads, p.c.OutRegs), fills)
+	c.mac = p.macRowsNs(mac, float64(per*ceilDiv(heads*p.m.HeadDim, p.rowElems)))
+	return c
 }
 
 // svITPP is SV of one request under ITPP: each output element of a head on its own bank,
 // so P/d_h heads run per pass, each PU a dot product over all t tokens whose scores stream
-// through the GB; one read-out per pass.
+// through the GB; one read-out per pass. The heads of a pass take different scores on
+// different channels, so the broadcast path carries one fill per head: the channels of one
+// head compute while the next head's fill goes out.
 func (p *lolpim) svITPP(t, heads int) lpCost {
 	hpp := max(1, p.P/p.m.HeadDim)
 	dims := ceilDiv(p.m.HeadDim, p.P)
 	sub := ceilDiv(dims, p.c.OutRegs)
 	passes := ceilDiv(heads, hpp)
+	pieces := ceilDiv(t, p.gbElems)
 	mac := float64(passes * dims * ceilDiv(t, p.c.MACElems))
-	return p.cost(mac, passes*sub*ceilDiv(t, p.gbElems), p.c.Channels, passes*dims, p.P)
+	fills := passes * sub * pieces
+	return p.cost(mac, fills, p.c.Channels, passes*dims, p.P, fills+1, heads*sub*pieces)
 }
 
 // qktHFA and svHFA are one (request, head) pair in one channel under head-first allocation:
-// the channel's banks share the tokens for QKᵀ and the head dimension for SV.
+// the channel's banks share the tokens for QKᵀ and the head dimension for SV. Each
+// channel's fills carry its own pair's query or scores, one at a time on the broadcast
+// path (mbWork sums them over the channels).
 func (p *lolpim) qktHFA(t int) lpCost {
 	b := p.c.BanksPerChannel
 	per := ceilDiv(t, b)
 	mac := float64(per * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	return p.cost(mac, ceilDiv(p.m.HeadDim, p.gbElems), 1, per, b)
+	fills := ceilDiv(p.m.HeadDim, p.gbElems)
+	return p.cost(mac, fills, 1, per, b, fills+ceilDiv(per, p.c.OutRegs), fills)
 }
 
 func (p *lolpim) svHFA(t int) lpCost {
@@ -506,7 +565,8 @@ func (p *lolpim) svHFA(t int) lpCost {
 	dims := ceilDiv(p.m.HeadDim, b)
 	sub := ceilDiv(dims, p.c.OutRegs)
 	mac := float64(dims * ceilDiv(t, p.c.MACElems))
-	return p.cost(mac, sub*ceilDiv(t, p.gbElems), 1, dims, b)
+	fills := sub * ceilDiv(t, p.gbElems)
+	return p.cost(mac, fills, 1, dims, b, fills+1, fills)
 }
 
 // allReduce is the TP reduction of v bytes of partial sums per module in stage's group: the
@@ -796,15 +856,23 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 		}
 	}
 	if p.c.Partitioning == PartitionHFA {
-		// The stage waits for its slowest channel in each attention phase.
+		// The stage waits for its slowest channel in each attention phase, and for the
+		// module's broadcast path, which carries every channel's own fills in turn.
 		var bq, bs lpCost
 		var dq, ds float64
-		for i := range p.chQKT {
-			if x := p.chQKT[i].dur(pp); x > dq {
-				dq, bq = x, p.chQKT[i]
+		C := p.c.Channels
+		for pat := range p.grp {
+			var pq, ps float64
+			for i := pat * C; i < (pat+1)*C; i++ {
+				pq, ps = pq+p.chQKT[i].path, ps+p.chSV[i].path
 			}
-			if x := p.chSV[i].dur(pp); x > ds {
-				ds, bs = x, p.chSV[i]
+			for i := pat * C; i < (pat+1)*C; i++ {
+				if x := max(p.chQKT[i].dur(pp), pq); x > dq {
+					dq, bq = x, p.chQKT[i]
+				}
+				if x := max(p.chSV[i].dur(pp), ps); x > ds {
+					ds, bs = x, p.chSV[i]
+				}
 			}
 		}
 		w.qkt = lpPhase{mac: bq.mac, dt: bq.dt, d: dq, bytes: bq.bytes}
@@ -902,13 +970,14 @@ func (p *lolpim) visit(s *Schedule, st, mb, M int, w *lpWork) (int, int) {
 		return s.Add(Op{Name: name, Lane: lane, Dur: FromSeconds(ns * 1e-9), FLOPs: flops, Bytes: bytes, Layer: layer, SubBatch: sb}, deps...)
 	}
 	pp := p.c.PingPong
-	// phase emits a PIM phase: the MACs and the transfers in series, or with ③ side by
-	// side and then the fills and drains the ping-pong buffers cannot hide.
+	// phase emits a PIM phase: the MACs and the transfers in series (the transfers also
+	// waiting for the broadcast path), or with ③ side by side and then the fills and
+	// drains the ping-pong buffers cannot hide.
 	phase := func(k int, ph lpPhase, deps ...int) int {
 		n := &lpPhaseNames[k]
 		a := add(n[0], mac, L*ph.mac, L*ph.flops, 0, deps...)
 		if !pp {
-			return add(n[1], io, L*ph.dt, 0, L*ph.bytes, a)
+			return add(n[1], io, L*(ph.d-ph.mac), 0, L*ph.bytes, a)
 		}
 		b := add(n[1], io, L*ph.dt, 0, L*ph.bytes, deps...)
 		return add(n[2], io, L*(ph.d-max(ph.mac, ph.dt)), 0, 0, a, b)
