@@ -12,9 +12,9 @@ import (
 type LoLPIMSec struct {
 	Nodes          int    `toml:"nodes" min:"1" max:"64" doc:"nodes (each 8 modules = 64 GB in the paper)"`
 	ModulesPerNode int    `toml:"modules_per_node" min:"1" max:"64" doc:"PIM modules per node"`
-	TP             int    `toml:"tp" min:"0" max:"4096" doc:"modules per tensor-parallel group (0: derived; ITPP keeps it in a node, HFA uses every module)"`
+	TP             int    `toml:"tp" min:"0" max:"4096" doc:"modules per tensor-parallel group (0: derived; PIM-only ITPP keeps it in a node, HFA and the heterogeneous node use every module, beyond the heads sharing a head's requests by batch slot)"`
 	PP             int    `toml:"pp" min:"0" max:"4096" doc:"pipeline stages; tp × pp = nodes × modules_per_node (0: derived)"`
-	MicroBatch     int    `toml:"micro_batch" min:"0" max:"65536" doc:"requests per micro-batch (0: the largest that keeps every stage busy)"`
+	MicroBatch     int    `toml:"micro_batch" min:"0" max:"65536" doc:"requests per micro-batch (0: the host's choice, the size that makes the iteration shortest as the pipeline fills and drains)"`
 	Partitioning   string `toml:"partitioning" enum:"itpp,hfa" doc:"① itpp: K by token, V by head dimension over all banks; hfa: a request's per-head KV in one channel"`
 	Memory         string `toml:"memory" enum:"dynamic,static" doc:"② dynamic: DPA lazy chunks; static: every request reserves static_max_ctx tokens"`
 	StaticMaxCtx   int    `toml:"static_max_ctx" min:"1" max:"1048576" doc:"tokens a request reserves under static memory (the model's context length)"`

@@ -181,18 +181,18 @@ func BenchmarkLoLPIMLargest(b *testing.B) {
 }
 
 // Fig. 9/10: with a GPU per node, LoL-PIM's mechanisms still lead the GPU+PIM baseline,
-// and the PIM-only system stays ahead of the heterogeneous one (§8.2). A GPU reads its
-// stage's FC weights once per micro-batch it serves, so the heterogeneous node's derived
-// split is tensor-parallel: with a pipeline stage per node, each of Qwen1.5-72B's tokens
-// would wait for 16 GPUs to read their 9 GB one after another (about 140 tok/s, a third of
-// the baseline's).
+// and the PIM-only system stays ahead of the heterogeneous one (§8.2); by how much is not
+// in the text. A GPU reads its stage's FC weights once per micro-batch it serves, so the
+// heterogeneous node's derived split is tensor-parallel over every module; its GPUs'
+// all-reduces then cross all 16 nodes, about 40 % of Qwen1.5-7B's iteration, and keep its
+// lead over the baseline to about 1.1×.
 func TestLoLPIMHeterogeneousOrder(t *testing.T) {
 	for _, m := range []string{"qwen1.5-7b", "qwen1.5-72b"} {
 		lol := lpRun(t, "lolpim", "model.name="+m)
 		hyb := lpRun(t, "gpu-lolpim", "model.name="+m)
 		base := lpRun(t, "gpu-pim", "model.name="+m)
 		t.Logf("%s: lolpim %.0f, gpu-lolpim %.0f (tp %d × pp %d), gpu-pim %.0f tok/s", m, lol.ThroughputTokS, hyb.ThroughputTokS, hyb.TP, hyb.PP, base.ThroughputTokS)
-		if !(lol.ThroughputTokS > hyb.ThroughputTokS && hyb.ThroughputTokS > 1.3*base.ThroughputTokS) {
+		if !(lol.ThroughputTokS > hyb.ThroughputTokS && hyb.ThroughputTokS > base.ThroughputTokS) {
 			t.Errorf("%s: lolpim %.0f, gpu-lolpim %.0f, gpu-pim %.0f tok/s; the paper orders them so, the hybrid ahead of its baseline",
 				m, lol.ThroughputTokS, hyb.ThroughputTokS, base.ThroughputTokS)
 		}

@@ -55,7 +55,7 @@ type LoLPIMConfig struct {
 
 	// Model split and mechanisms.
 	TP, PP       int    // modules per tensor-parallel group and pipeline stages (0: derived)
-	MicroBatch   int    // requests per micro-batch (0: the largest that still fills the pipeline)
+	MicroBatch   int    // requests per micro-batch (0: the host's choice, microBatch)
 	Partitioning string // PartitionITPP or PartitionHFA
 	Memory       string // MemoryDynamic or MemoryStatic
 	StaticMaxCtx int    // tokens every request reserves under static management (model CTL)
@@ -155,7 +155,7 @@ type lolpim struct {
 	laneGPU0     int
 	order        []*Request
 	work         []lpWork
-	last, lastSt []int
+	last         []int
 	stageEnd     []int
 	deps         []int
 	joins        []int
@@ -165,8 +165,9 @@ type lolpim struct {
 	hfaDT        []float64 // per pattern×channel transfer ns per layer
 	hfaOwner     []int
 	hfaOwnerLoad []float64
-	bankAttn     []float64 // ITPP: attention MAC cycles of each bank per layer, all requests
-	bankDiff     []float64
+	bankAttn     []float64 // ITPP: attention MAC cycles of each pattern×bank per layer, all requests
+	bankDiff     []float64 // per pattern, P+1 entries
+	itQKT, itSV  []lpPhase // ITPP per pattern, per micro-batch
 	ioBusy       []float64 // per stage: transfer time this iteration, ns
 	itOwner      int
 	notes        []string // heat-map row labels
@@ -183,23 +184,21 @@ func init() {
 	register(SystemLoLPIM, func(c *Config) (system, error) { return newLoLPIM(c) })
 }
 
-// lpValidTP reports whether tp modules can share the heads: ITPP gives each module whole
-// heads; HFA may also spread a head's requests over tp/heads modules.
-func lpValidTP(tp, heads int, part string) bool {
-	if heads%tp == 0 {
-		return true
-	}
-	return part == PartitionHFA && tp%heads == 0
+// lpValidTP reports whether tp modules can share the heads: each module takes whole heads,
+// or, with more modules than heads, tp/heads modules share a head's requests by batch slot.
+func lpValidTP(tp, heads int) bool {
+	return heads%tp == 0 || tp%heads == 0
 }
 
 // lpSplit resolves the TP × PP split of the modules; a zero tp or pp is derived from the
 // other. By default PIM-only ITPP keeps a TP group in one node (tensor parallelism inside,
 // pipeline parallelism across nodes): its FC layers cost each request a GEMV of its own, so
 // micro-batches cost the banks nothing extra. The head-first baseline is tensor-parallel
-// only. A heterogeneous node is as tensor-parallel as the heads allow: its GPU streams its
-// share of the FC weights once per micro-batch it serves, so M micro-batches read them M
-// times, and pipeline stages over the nodes' GPUs leave each token's weights to be read one
-// GPU after another instead of by all at once.
+// only. A heterogeneous system is tensor-parallel over all its modules too (beyond the
+// heads, modules share a head's requests by slot): its GPU streams its share of the FC
+// weights once per micro-batch it serves, so M micro-batches read them M times, and
+// pipeline stages over the nodes' GPUs leave each token's weights to be read one GPU after
+// another instead of by all at once.
 func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 	mods := c.Nodes * c.ModulesPerNode
 	tp, pp := c.TP, c.PP
@@ -221,7 +220,7 @@ func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 		}
 		best, any := 0, 0
 		for d := 1; d <= mods; d++ {
-			if mods%d != 0 || !lpValidTP(d, m.Heads, c.Partitioning) || mods/d > m.Layers {
+			if mods%d != 0 || !lpValidTP(d, m.Heads) || mods/d > m.Layers {
 				continue
 			}
 			if any == 0 {
@@ -244,11 +243,8 @@ func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 		return 0, 0, fmt.Errorf("lolpim.tp × lolpim.pp = %d × %d = %d, but the system has %d modules (%d nodes × %d per node); make tp × pp = %d (e.g. tp=%d pp=%d), or set either to 0 to derive it from the other",
 			tp, pp, tp*pp, mods, c.Nodes, c.ModulesPerNode, mods, t, mods/t)
 	}
-	if !lpValidTP(tp, m.Heads, c.Partitioning) {
-		if c.Partitioning == PartitionITPP {
-			return 0, 0, fmt.Errorf("ITPP gives each of the lolpim.tp=%d modules of a stage whole attention heads, but %s has %d; pick a tp that divides %d", tp, m.Display, m.Heads, m.Heads)
-		}
-		return 0, 0, fmt.Errorf("head-first allocation needs lolpim.tp=%d to divide %s's %d heads or be a multiple of them", tp, m.Display, m.Heads)
+	if !lpValidTP(tp, m.Heads) {
+		return 0, 0, fmt.Errorf("the lolpim.tp=%d modules of a stage share %s's %d attention heads whole: pick a tp that divides %d or is a multiple of it", tp, m.Display, m.Heads, m.Heads)
 	}
 	if pp > m.Layers {
 		return 0, 0, fmt.Errorf("lolpim.pp=%d pipeline stages exceed %s's %d layers; lower pp", pp, m.Display, m.Layers)
@@ -416,7 +412,8 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	p.chQKT, p.chSV, p.chSoft = make([]lpCost, pats), make([]lpCost, pats), make([]float64, p.grp)
 	p.hfaLoad, p.hfaDT = make([]float64, pats), make([]float64, pats)
 	p.hfaOwner, p.hfaOwnerLoad = make([]int, pats), make([]float64, pats)
-	p.bankAttn, p.bankDiff = make([]float64, p.P), make([]float64, p.P+1)
+	p.bankAttn, p.bankDiff = make([]float64, p.grp*p.P), make([]float64, p.grp*(p.P+1))
+	p.itQKT, p.itSV = make([]lpPhase, p.grp), make([]lpPhase, p.grp)
 	p.ioBusy = make([]float64, pp)
 	p.stageEnd = make([]int, pp)
 	p.outName = make([]string, pp)
@@ -697,14 +694,50 @@ func (p *lolpim) release(r *Request) {
 	delete(p.reqs, r.ID)
 }
 
-// microBatch is the requests per micro-batch for a batch of b: the configured size, or the
-// largest that still gives every stage a micro-batch (M ≥ PP), so the pipeline is full
-// with as few host synchronisations as possible.
-func (p *lolpim) microBatch(b int) int {
+// microBatch is the requests per micro-batch for the batch reqs: the configured size, or
+// the host's choice. Each iteration fills and drains the pipeline (plan), so M
+// micro-batches over S stages take M + S − 1 visit times: the host takes the size b that
+// makes (⌈B/b⌉ + S − 1) · t(b) least, a visit's time t(b) = t0 + b·t1 being its fixed
+// part (the host sync, a GPU's weight stream) and b times the batch's mean work per
+// request. Fewer, larger micro-batches pay fewer fixed parts and more fill and drain: the
+// B_μ trade-off of Fig. 5(b). Of equal times it takes the larger size.
+func (p *lolpim) microBatch(reqs []*Request) int {
+	B := len(reqs)
 	if p.c.MicroBatch > 0 {
-		return min(p.c.MicroBatch, b)
+		return min(p.c.MicroBatch, B)
 	}
-	return max(1, b/p.pp)
+	w0 := p.mbWork(nil, false)
+	t0 := p.visitNs(0, &w0)
+	wB := p.mbWork(reqs, false)
+	t1 := (p.visitNs(0, &wB) - t0) / float64(B)
+	best, bt := B, math.Inf(1)
+	for b := B; b >= 1; b-- {
+		if t := float64(ceilDiv(B, b)+p.pp-1) * (t0 + float64(b)*t1); t < bt*(1-1e-9) {
+			best, bt = b, t
+		}
+	}
+	return best
+}
+
+// visitNs is how long visit's chain of ops takes for the micro-batch work w on stage st.
+func (p *lolpim) visitNs(st int, w *lpWork) float64 {
+	L := float64(p.stLayers[st])
+	v := float64(w.n * p.m.DModel * p.prec)
+	attn := w.qkt.d + w.softFirst + max(w.sv.d, w.softTotal-w.softFirst)
+	t := p.tSync + p.handoff(v, st)
+	if p.c.XPU {
+		return t + L*(w.gpuQKV+w.gpuIn+attn+w.gpuOut+w.gpuRest+w.gpuAR)
+	}
+	return t + L*(w.epu+w.qkv.d+attn+w.proj.d+w.ffn1.d+w.ffn2.d+2*p.allReduce(v, st))
+}
+
+// slot is a request's batch slot (0 before admission): HFA's channel placement, and with
+// more modules than heads the modules that hold it.
+func (p *lolpim) slot(r *Request) int {
+	if st := p.reqs[r.ID]; st != nil {
+		return st.slot
+	}
+	return 0
 }
 
 func (p *lolpim) slotOf(r *Request) int {
@@ -731,17 +764,17 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 	}
 	p.order = append(p.order[:0], decode...)
 	slices.SortFunc(p.order, func(a, b *Request) int { return p.slotOf(a) - p.slotOf(b) })
-	bm := p.microBatch(B)
+	bm := p.microBatch(p.order)
 	M := ceilDiv(B, bm)
 	if cap(p.work) < M {
 		p.work = make([]lpWork, M)
-		p.last, p.lastSt = make([]int, M), make([]int, M)
+		p.last = make([]int, M)
 	}
-	p.work, p.last, p.lastSt = p.work[:M], p.last[:M], p.lastSt[:M]
+	p.work, p.last = p.work[:M], p.last[:M]
 	longest := 0
 	for i := range M {
 		reqs := p.order[i*bm : min(B, (i+1)*bm)]
-		p.work[i] = p.mbWork(reqs)
+		p.work[i] = p.mbWork(reqs, true)
 		p.last[i] = -1
 		for _, r := range reqs {
 			if r.SeqLen() > longest {
@@ -750,30 +783,29 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 		}
 	}
 	if p.c.Partitioning == PartitionITPP {
-		acc := 0.0
-		for b := range p.P {
-			acc += p.bankDiff[b]
-			p.bankAttn[b] = acc
+		for pat := range p.grp {
+			acc := 0.0
+			for b := range p.P {
+				acc += p.bankDiff[pat*(p.P+1)+b]
+				p.bankAttn[pat*p.P+b] = acc
+			}
 		}
 	}
 	for i := range p.stageEnd {
 		p.stageEnd[i] = -1
 	}
-	// One pipeline period in steady state: slot j of stage st holds micro-batch
-	// (j − st) mod N, N = max(M, PP). A visit waits for its micro-batch's previous stage
-	// when that ran earlier in this period (the wrap from the last stage to the first is
-	// the autoregressive dependency, through the host); each micro-batch's first visit of
-	// the period continues from the previous period. M < PP leaves pipeline bubbles.
-	S := p.pp
-	N := max(M, S)
-	for j := range N {
-		for st := range S {
-			i := ((j-st)%N + N) % N
-			if i >= M {
-				continue
-			}
+	// One iteration fills the pipeline and drains it, as the synchronous schedule of
+	// GPipe, which the paper's PP follows, does: the host takes every micro-batch's token
+	// and updates the dispatchers (T_cur, new DPA chunks, the batch it picks each
+	// iteration) between iterations. The paper's pipeline bubbles come from this host–PIM
+	// synchronisation, grow with the micro-batch and shrink as DPA's larger batches give
+	// more micro-batches (Fig. 5b). Micro-batch i visits the stages in order, each stage
+	// serves the micro-batches in order, so M micro-batches over S stages leave each stage
+	// idle for S − 1 visits an iteration.
+	for i := range M {
+		for st := range p.pp {
 			p.deps = p.deps[:0]
-			if p.last[i] >= 0 && p.lastSt[i] == (st-1+S)%S {
+			if st > 0 {
 				p.deps = append(p.deps, p.last[i])
 			}
 			if p.stageEnd[st] >= 0 {
@@ -781,15 +813,15 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 			}
 			end, out := p.visit(s, st, i, M, &p.work[i])
 			p.stageEnd[st] = end
-			p.last[i], p.lastSt[i] = out, st
+			p.last[i] = out
 		}
 	}
 	return nil
 }
 
-// mbWork is one micro-batch's per-layer work on the critical module of a stage; it also adds
-// its requests' bank and channel loads to the heat map.
-func (p *lolpim) mbWork(reqs []*Request) lpWork {
+// mbWork is one micro-batch's per-layer work on the critical module of a stage; with heat
+// it also adds its requests' bank and channel loads to the heat map.
+func (p *lolpim) mbWork(reqs []*Request, heat bool) lpWork {
 	pp := p.c.PingPong
 	w := lpWork{n: len(reqs)}
 	n := float64(len(reqs))
@@ -838,24 +870,38 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 	clear(p.chQKT)
 	clear(p.chSV)
 	clear(p.chSoft)
+	clear(p.itQKT)
+	clear(p.itSV)
 	var attn float64
 	for i, r := range reqs {
 		t := r.SeqLen()
 		attn += 2 * hd * float64(t)
 		if p.c.Partitioning == PartitionITPP {
-			h := p.hq
-			w.qkt.put(p.qktITPP(t, h), 1, pp)
-			w.sv.put(p.svITPP(t, h), 1, pp)
-			w.softTotal += float64(h*t) / p.c.EPUElemsPerNs
+			h, pat := p.hq, p.slot(r)%p.grp
+			p.itQKT[pat].put(p.qktITPP(t, h), 1, pp)
+			p.itSV[pat].put(p.svITPP(t, h), 1, pp)
+			p.chSoft[pat] += float64(h*t) / p.c.EPUElemsPerNs
 			if i == 0 {
 				w.softFirst = float64(t) / p.c.EPUElemsPerNs
 			}
-			p.itppBanks(t, h)
+			if heat {
+				p.itppBanks(pat, t, h)
+			}
 		} else {
-			p.hfaPairs(r, t, &w, i == 0)
+			p.hfaPairs(r, t, &w, i == 0, heat)
 		}
 	}
-	if p.c.Partitioning == PartitionHFA {
+	if p.c.Partitioning == PartitionITPP {
+		// With more modules than heads, the stage waits for the module whose share of the
+		// batch is the most attention work.
+		k := 0
+		for pat := range p.grp {
+			if p.itQKT[pat].d+p.itSV[pat].d > p.itQKT[k].d+p.itSV[k].d {
+				k = pat
+			}
+		}
+		w.qkt, w.sv, w.softTotal = p.itQKT[k], p.itSV[k], p.chSoft[k]
+	} else {
 		// The stage waits for its slowest channel in each attention phase, and for the
 		// module's broadcast path, which carries every channel's own fills in turn.
 		var bq, bs lpCost
@@ -883,15 +929,16 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 	return w
 }
 
-// itppBanks adds one request's QKᵀ and SV MAC cycles per layer to each bank: bank b scores
-// the tokens ≡ b (mod P), so the last row leaves a tail of (t mod P) busy banks; SV gives
-// each head d_h banks, P/d_h heads a pass.
-func (p *lolpim) itppBanks(t, heads int) {
+// itppBanks adds one request's QKᵀ and SV MAC cycles per layer to each bank of the modules
+// of pattern pat: bank b scores the tokens ≡ b (mod P), so the last row leaves a tail of
+// (t mod P) busy banks; SV gives each head d_h banks, P/d_h heads a pass.
+func (p *lolpim) itppBanks(pat, t, heads int) {
+	diff := p.bankDiff[pat*(p.P+1) : (pat+1)*(p.P+1)]
 	k := float64(heads * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	p.bankDiff[0] += k * float64(t/p.P)
+	diff[0] += k * float64(t/p.P)
 	if r := t % p.P; r > 0 {
-		p.bankDiff[0] += k
-		p.bankDiff[r] -= k
+		diff[0] += k
+		diff[r] -= k
 	}
 	per := float64(ceilDiv(t, p.c.MACElems) * ceilDiv(p.m.HeadDim, p.P))
 	span := min(p.P, p.m.HeadDim)
@@ -901,19 +948,16 @@ func (p *lolpim) itppBanks(t, heads int) {
 		if hs <= 0 {
 			break
 		}
-		p.bankDiff[g*span] += hs * per
-		p.bankDiff[min(p.P, (g+1)*span)] -= hs * per
+		diff[g*span] += hs * per
+		diff[min(p.P, (g+1)*span)] -= hs * per
 	}
 }
 
 // hfaPairs places one request's (request, head) pairs: with TP ≤ heads every module of the
 // stage holds hq of its heads, on channels (slot·hq + h) mod C; with TP > heads the
 // modules of a head share its requests by slot (pattern slot mod grp, channel slot/grp).
-func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first bool) {
-	slot := 0
-	if st := p.reqs[r.ID]; st != nil {
-		slot = st.slot
-	}
+func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first, heat bool) {
+	slot := p.slot(r)
 	C := p.c.Channels
 	q, v := p.qktHFA(t), p.svHFA(t)
 	soft := float64(t) / p.c.EPUElemsPerNs
@@ -922,6 +966,9 @@ func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first bool) {
 		p.chQKT[i] = p.chQKT[i].add(q)
 		p.chSV[i] = p.chSV[i].add(v)
 		p.chSoft[pat] += soft
+		if !heat {
+			return
+		}
 		load := q.mac + v.mac
 		p.hfaLoad[i] += load
 		p.hfaDT[i] += q.dt + v.dt
@@ -1125,7 +1172,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 		clear(g.Owner)
 		return
 	}
-	fcReqs := float64(snap.Batch) // every stage runs every request's FC once a period
+	fcReqs := float64(snap.Batch) // every stage runs every request's FC once an iteration
 	fcDT := 0.0
 	if p.c.XPU {
 		fcReqs = 0
@@ -1145,7 +1192,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 			if p.c.Partitioning == PartitionITPP {
 				io := min(1, p.ioBusy[s]/T)
 				for b := range p.P {
-					row[b] = min(1, row[b]+L*p.macBusy(p.bankAttn[b])/T)
+					row[b] = min(1, row[b]+L*p.macBusy(p.bankAttn[t*p.P+b])/T)
 					mem[b] = io
 					own[b] = p.itOwner
 				}
@@ -1204,7 +1251,7 @@ func (p *lolpim) rowNotes() []string {
 			p.notes[mod] = fmt.Sprintf("node %d · stage %d (layers %d–%d) · TP rank %d · %d heads · %s",
 				mod/p.mpn, s, p.first[s], p.first[s]+p.stLayers[s]-1, t, p.hq, part)
 			if p.grp > 1 {
-				p.notes[mod] = fmt.Sprintf("node %d · stage %d · TP rank %d · head %d, slots ≡ %d mod %d · HFA", mod/p.mpn, s, t, t/p.grp, t%p.grp, p.grp)
+				p.notes[mod] = fmt.Sprintf("node %d · stage %d · TP rank %d · head %d, slots ≡ %d mod %d · %s", mod/p.mpn, s, t, t/p.grp, t%p.grp, p.grp, part)
 			}
 		}
 	}
