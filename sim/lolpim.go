@@ -39,19 +39,23 @@ type LoLPIMConfig struct {
 	GBBytes         int     // global buffer per channel (the input vector of a DOT-PROD)
 	OutRegs         int     // output registers per PU
 	ChannelGBps     float64 // I/O bandwidth of one channel: a GB fill takes GBBytes at this rate
-	RdOutNs         float64 // one RD-OUT: every PU's output register read to the controller hub
+	RdOutNs         float64 // one RD-OUT: one output register of each of a channel's PUs read to the hub
+	// TModNs is the switch of a channel between its MAC commands and its register transfers
+	// (GB writes, RD-OUTs), paid on entering and on leaving each run of transfers.
+	TModNs float64
 	// DRAM timing of the all-bank MAC stream: every DRAM row a PU's MACs use up is opened in
-	// all banks at once (activate to column tRCD) and closed (precharge tRP) with no other
-	// bank to hide them behind; every tREFI the banks refresh for tRFC.
-	TRCDNs, TRPNs, TRFCNs, TREFINs float64
-	EPUElemsPerNs                  float64 // hub EPU throughput (softmax, norms, element-wise ops)
-	InterfaceGBps                  float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
-	InterNodeGBps                  float64 // node ↔ node link
-	HostSyncUs                     float64 // host update of one stage's dispatcher per micro-batch
+	// all banks at once (activate to MAC tRCD), closed tRTP after its last MAC (precharge
+	// tRP) with no other bank to hide them behind; every tREFI the banks close their rows,
+	// refresh for tRFC and open the row again.
+	TRCDNs, TRTPNs, TRPNs, TRFCNs, TREFINs float64
+	EPUElemsPerNs                          float64 // hub EPU throughput (softmax, norms, element-wise ops)
+	InterfaceGBps                          float64 // node ↔ host interface: TP reductions and stage hand-offs in a node
+	InterNodeGBps                          float64 // node ↔ node link
+	HostSyncUs                             float64 // host update of one stage's dispatcher per micro-batch
 
 	// Model split and mechanisms.
 	TP, PP       int    // modules per tensor-parallel group and pipeline stages (0: derived)
-	MicroBatch   int    // requests per micro-batch (0: the largest that still fills the pipeline)
+	MicroBatch   int    // requests per micro-batch (0: the host's choice, microBatch)
 	Partitioning string // PartitionITPP or PartitionHFA
 	Memory       string // MemoryDynamic or MemoryStatic
 	StaticMaxCtx int    // tokens every request reserves under static management (model CTL)
@@ -63,22 +67,25 @@ type LoLPIMConfig struct {
 	GPU GPU // the node's GPU (capacity and bandwidth already the node's share)
 }
 
-// lpCost is one PIM command stream: MAC time, data-transfer time (GB fills and RD-OUTs),
-// the part of the transfer that ping-pong buffers cannot hide (the first fill, the last
-// drain), all in nanoseconds, and the bytes the transfers move over the channels' buses.
-type lpCost struct{ mac, dt, pro, bytes float64 }
+// lpCost is one PIM command stream: MAC time, data-transfer time of a channel (GB fills,
+// RD-OUTs and the mode switches around them), the part of the transfer that ping-pong
+// buffers cannot hide (the first fill, the last drain), the time the module's broadcast
+// input path is busy with its fills, all in nanoseconds, and the bytes the transfers move
+// over the channels' buses.
+type lpCost struct{ mac, dt, pro, path, bytes float64 }
 
 func (c lpCost) add(o lpCost) lpCost {
-	return lpCost{c.mac + o.mac, c.dt + o.dt, c.pro + o.pro, c.bytes + o.bytes}
+	return lpCost{c.mac + o.mac, c.dt + o.dt, c.pro + o.pro, c.path + o.path, c.bytes + o.bytes}
 }
 
 // dur is the stream's latency: transfers in series with the MACs, or with ③ overlapped so
-// that it takes max(MAC, transfer) plus one fill and one drain.
+// that it takes max(MAC, transfer) plus one fill and one drain; never less than the
+// broadcast path needs for the stream's fills.
 func (c lpCost) dur(pingpong bool) float64 {
 	if pingpong {
-		return max(c.mac, c.dt) + c.pro
+		return max(c.mac, c.dt, c.path-c.pro) + c.pro
 	}
-	return c.mac + c.dt
+	return max(c.mac+c.dt, c.path)
 }
 
 // lpPhase accumulates one phase (QKV, QKᵀ, …) of a visit: the sums of its streams' MAC
@@ -127,7 +134,8 @@ type lolpim struct {
 	rowElems        int
 	tFill, tRd      float64 // ns
 	macsPerRow      int     // all-bank MACs that use up one DRAM row (2 KB / 32 B = 64)
-	refresh         float64 // MAC time stretch of refresh: tREFI / (tREFI − tRFC)
+	rowNs           float64 // what each row costs beside its MACs: tRCD + tRTP + tRP
+	refresh         float64 // MAC time stretch of refresh: tREFI / (tREFI − refresh pause)
 	tSync           float64
 	fc              [4]lpCost // QKV, Proj, FFN1, FFN2 of one request in one layer
 	fcBank          []float64 // MAC cycles of each bank for the four FC GEMVs of one request
@@ -147,7 +155,7 @@ type lolpim struct {
 	laneGPU0     int
 	order        []*Request
 	work         []lpWork
-	last, lastSt []int
+	last         []int
 	stageEnd     []int
 	deps         []int
 	joins        []int
@@ -157,8 +165,9 @@ type lolpim struct {
 	hfaDT        []float64 // per pattern×channel transfer ns per layer
 	hfaOwner     []int
 	hfaOwnerLoad []float64
-	bankAttn     []float64 // ITPP: attention MAC cycles of each bank per layer, all requests
-	bankDiff     []float64
+	bankAttn     []float64 // ITPP: attention MAC cycles of each pattern×bank per layer, all requests
+	bankDiff     []float64 // per pattern, P+1 entries
+	itQKT, itSV  []lpPhase // ITPP per pattern, per micro-batch
 	ioBusy       []float64 // per stage: transfer time this iteration, ns
 	itOwner      int
 	notes        []string // heat-map row labels
@@ -175,23 +184,21 @@ func init() {
 	register(SystemLoLPIM, func(c *Config) (system, error) { return newLoLPIM(c) })
 }
 
-// lpValidTP reports whether tp modules can share the heads: ITPP gives each module whole
-// heads; HFA may also spread a head's requests over tp/heads modules.
-func lpValidTP(tp, heads int, part string) bool {
-	if heads%tp == 0 {
-		return true
-	}
-	return part == PartitionHFA && tp%heads == 0
+// lpValidTP reports whether tp modules can share the heads: each module takes whole heads,
+// or, with more modules than heads, tp/heads modules share a head's requests by batch slot.
+func lpValidTP(tp, heads int) bool {
+	return heads%tp == 0 || tp%heads == 0
 }
 
 // lpSplit resolves the TP × PP split of the modules; a zero tp or pp is derived from the
 // other. By default PIM-only ITPP keeps a TP group in one node (tensor parallelism inside,
 // pipeline parallelism across nodes): its FC layers cost each request a GEMV of its own, so
 // micro-batches cost the banks nothing extra. The head-first baseline is tensor-parallel
-// only. A heterogeneous node is as tensor-parallel as the heads allow: its GPU streams its
-// share of the FC weights once per micro-batch it serves, so M micro-batches read them M
-// times, and pipeline stages over the nodes' GPUs leave each token's weights to be read one
-// GPU after another instead of by all at once.
+// only. A heterogeneous system is tensor-parallel over all its modules too (beyond the
+// heads, modules share a head's requests by slot): its GPU streams its share of the FC
+// weights once per micro-batch it serves, so M micro-batches read them M times, and
+// pipeline stages over the nodes' GPUs leave each token's weights to be read one GPU after
+// another instead of by all at once.
 func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 	mods := c.Nodes * c.ModulesPerNode
 	tp, pp := c.TP, c.PP
@@ -213,7 +220,7 @@ func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 		}
 		best, any := 0, 0
 		for d := 1; d <= mods; d++ {
-			if mods%d != 0 || !lpValidTP(d, m.Heads, c.Partitioning) || mods/d > m.Layers {
+			if mods%d != 0 || !lpValidTP(d, m.Heads) || mods/d > m.Layers {
 				continue
 			}
 			if any == 0 {
@@ -236,11 +243,8 @@ func lpSplit(c LoLPIMConfig, m Model) (int, int, error) {
 		return 0, 0, fmt.Errorf("lolpim.tp × lolpim.pp = %d × %d = %d, but the system has %d modules (%d nodes × %d per node); make tp × pp = %d (e.g. tp=%d pp=%d), or set either to 0 to derive it from the other",
 			tp, pp, tp*pp, mods, c.Nodes, c.ModulesPerNode, mods, t, mods/t)
 	}
-	if !lpValidTP(tp, m.Heads, c.Partitioning) {
-		if c.Partitioning == PartitionITPP {
-			return 0, 0, fmt.Errorf("ITPP gives each of the lolpim.tp=%d modules of a stage whole attention heads, but %s has %d; pick a tp that divides %d", tp, m.Display, m.Heads, m.Heads)
-		}
-		return 0, 0, fmt.Errorf("head-first allocation needs lolpim.tp=%d to divide %s's %d heads or be a multiple of them", tp, m.Display, m.Heads)
+	if !lpValidTP(tp, m.Heads) {
+		return 0, 0, fmt.Errorf("the lolpim.tp=%d modules of a stage share %s's %d attention heads whole: pick a tp that divides %d or is a multiple of it", tp, m.Display, m.Heads, m.Heads)
 	}
 	if pp > m.Layers {
 		return 0, 0, fmt.Errorf("lolpim.pp=%d pipeline stages exceed %s's %d layers; lower pp", pp, m.Display, m.Layers)
@@ -269,11 +273,12 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 			return nil, fmt.Errorf("LoL-PIM %s must be positive, got %v", v.name, v.val)
 		}
 	}
-	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 || c.TRCDNs < 0 || c.TRPNs < 0 || c.TRFCNs < 0 || c.TREFINs < 0 {
-		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns, host_sync_us and the DRAM timings (t_rcd_ns, t_rp_ns, t_rfc_ns, t_refi_ns) must not be negative")
+	if c.TP < 0 || c.PP < 0 || c.MicroBatch < 0 || c.RdOutNs < 0 || c.HostSyncUs < 0 || c.TModNs < 0 ||
+		c.TRCDNs < 0 || c.TRTPNs < 0 || c.TRPNs < 0 || c.TRFCNs < 0 || c.TREFINs < 0 {
+		return nil, errors.New("LoL-PIM tp, pp, micro_batch, rdout_ns, t_mod_ns, host_sync_us and the DRAM timings (t_rcd_ns, t_rtp_ns, t_rp_ns, t_rfc_ns, t_refi_ns) must not be negative")
 	}
-	if c.TRFCNs > 0 && !(c.TREFINs > c.TRFCNs) {
-		return nil, fmt.Errorf("LoL-PIM banks refresh for t_rfc_ns=%g every t_refi_ns=%g, which leaves no time for MACs; t_refi_ns must exceed t_rfc_ns", c.TRFCNs, c.TREFINs)
+	if pause := c.RefreshPauseNs(); c.TRFCNs > 0 && !(c.TREFINs > pause) {
+		return nil, fmt.Errorf("LoL-PIM banks pause %g ns for each refresh (t_rtp_ns + t_rp_ns + t_rfc_ns + t_rcd_ns) every t_refi_ns=%g, which leaves no time for MACs; t_refi_ns must exceed %g", pause, c.TREFINs, pause)
 	}
 	if c.Partitioning != PartitionITPP && c.Partitioning != PartitionHFA {
 		return nil, fmt.Errorf("LoL-PIM partitioning %q: want %q or %q", c.Partitioning, PartitionITPP, PartitionHFA)
@@ -316,9 +321,10 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	p.tFill = float64(c.GBBytes) / c.ChannelGBps // bytes / (GB/s) = ns
 	p.tRd = c.RdOutNs
 	p.macsPerRow = max(1, c.RowBytes/(c.MACElems*prec))
+	p.rowNs = c.TRCDNs + c.TRTPNs + c.TRPNs
 	p.refresh = 1
 	if c.TRFCNs > 0 {
-		p.refresh = c.TREFINs / (c.TREFINs - c.TRFCNs)
+		p.refresh = c.TREFINs / (c.TREFINs - c.RefreshPauseNs())
 	}
 	p.tSync = c.HostSyncUs * 1e3
 
@@ -406,7 +412,8 @@ func newLoLPIM(cfg *Config) (*lolpim, error) {
 	p.chQKT, p.chSV, p.chSoft = make([]lpCost, pats), make([]lpCost, pats), make([]float64, p.grp)
 	p.hfaLoad, p.hfaDT = make([]float64, pats), make([]float64, pats)
 	p.hfaOwner, p.hfaOwnerLoad = make([]int, pats), make([]float64, pats)
-	p.bankAttn, p.bankDiff = make([]float64, p.P), make([]float64, p.P+1)
+	p.bankAttn, p.bankDiff = make([]float64, p.grp*p.P), make([]float64, p.grp*(p.P+1))
+	p.itQKT, p.itSV = make([]lpPhase, p.grp), make([]lpPhase, p.grp)
 	p.ioBusy = make([]float64, pp)
 	p.stageEnd = make([]int, pp)
 	p.outName = make([]string, pp)
@@ -431,74 +438,123 @@ func (p *lolpim) chunks(n int) (int, int) {
 	return ceilDiv(kRows, p.c.ChunkRows), ceilDiv(vRows, p.c.ChunkRows)
 }
 
+// RefreshPauseNs is how long the banks stop their MACs for each all-bank refresh: the
+// open row closes tRTP after the last MAC (precharge tRP), the banks refresh for tRFC and
+// the row opens again (tRCD) before the next MAC. The public AiM simulator (Ramulator 2.0
+// based, github.com/arkhadem/aim_simulator, src/dram_controller/impl/refresh/
+// all_bank_refresh.cpp and the REFab prerequisites of src/dram/impl/GDDR6.cpp) issues
+// the refresh every nREFI ahead of the AiM commands and requires every bank closed.
+func (c LoLPIMConfig) RefreshPauseNs() float64 {
+	if c.TRFCNs <= 0 {
+		return 0
+	}
+	return c.TRTPNs + c.TRPNs + c.TRFCNs + c.TRCDNs
+}
+
 // macNs is the time of an all-bank stream of MAC commands, each a 16-element dot product
-// over 32 B of a DRAM row: one command a cycle, plus tRCD + tRP for each row the stream
-// opens (every 64 MACs of a 2 KB row: in all-bank mode every bank opens the same row, so
-// no other bank hides the activation), all stretched by the refresh the banks pause for
-// (tRFC every tREFI). The paper's numbers come from a Ramulator-based AiM simulator
-// (§8.1); the timings are the public AiM simulator's GDDR6 preset.
+// over 32 B of a DRAM row: one command a cycle, plus, for each row the stream opens (every
+// 64 MACs of a 2 KB row: in all-bank mode every bank opens the same row, so no other bank
+// hides it), the activate to the first MAC (tRCD), the wait from the last MAC to the
+// precharge (tRTP) and the precharge (tRP); all stretched by the refresh pauses. The
+// paper's numbers come from a Ramulator-based AiM simulator validated against AiM-SDK
+// (§8.1); the public AiM simulator times MAC16 against ACT16 (nRCDRDMAC), PREA (nRTP) and
+// the next ACT16 (nRP) so (src/dram/impl/GDDR6.cpp).
 func (p *lolpim) macNs(cycles float64) float64 {
+	return p.macRowsNs(cycles, math.Ceil(cycles/float64(p.macsPerRow)))
+}
+
+// macRowsNs is macNs for a stream that opens rows rows, for a layout that uses a row for
+// fewer MACs than it holds.
+func (p *lolpim) macRowsNs(cycles, rows float64) float64 {
 	if cycles <= 0 {
 		return 0
 	}
-	rows := math.Ceil(cycles / float64(p.macsPerRow))
-	return (cycles/p.c.ClockGHz + rows*(p.c.TRCDNs+p.c.TRPNs)) * p.refresh
+	return (cycles/p.c.ClockGHz + rows*p.rowNs) * p.refresh
 }
 
 // macBusy is macNs spread evenly over cycles, for per-bank shares of the heat map.
 func (p *lolpim) macBusy(cycles float64) float64 {
-	return cycles * (1/p.c.ClockGHz + (p.c.TRCDNs+p.c.TRPNs)/float64(p.macsPerRow)) * p.refresh
+	return cycles * (1/p.c.ClockGHz + p.rowNs/float64(p.macsPerRow)) * p.refresh
 }
 
-// cost converts MAC cycles, GB fills (each filling chans channels' buffers at once) and
-// RD-OUTs (each reading one output register of pus PUs) into a command stream's times.
-func (p *lolpim) cost(macCycles float64, fills, chans, reads, pus int) lpCost {
+// cost converts MAC cycles and the transfers of a channel's command stream into its times:
+// fills GB fills (each filling the GBs of chans channels), reads RD-OUTs (each reading one
+// output register of pus PUs), windows runs of transfers between MAC runs, each entered
+// and left by a mode switch (the AiM controller issues a TMOD, nMODCH, whenever it turns
+// from MAC commands to the register commands WRGB and RDMAC16 or back:
+// src/dram_controller/impl/AiM_dram_controller.cpp of the public AiM simulator), and
+// pathFills the fills the module's one broadcast input path carries for the stream (the
+// paper's AiM: all channels share a broadcast input data path): a fill of the same data
+// for every channel is one, different data for different channels one each.
+func (p *lolpim) cost(macCycles float64, fills, chans, reads, pus, windows, pathFills int) lpCost {
 	return lpCost{
 		mac:   p.macNs(macCycles),
-		dt:    float64(fills)*p.tFill + float64(reads)*p.tRd,
-		pro:   p.tFill + p.tRd,
+		dt:    float64(fills)*p.tFill + float64(reads)*p.tRd + float64(2*windows)*p.c.TModNs,
+		pro:   p.tFill + p.tRd + 2*p.c.TModNs,
+		path:  float64(pathFills) * p.tFill,
 		bytes: float64(fills*chans*p.c.GBBytes + reads*pus*p.prec),
 	}
 }
 
 // gemv is one request's M×K weight GEMV on a module: the output rows spread over its P PUs;
-// each PU keeps OutRegs partial sums, so the input vector streams through the GB in
-// GBBytes pieces once per OutRegs rows, and every output is read out once.
+// each PU keeps OutRegs partial sums, so an input vector longer than the GB streams
+// through it in GBBytes pieces once per OutRegs rows (each group's read-out joining the
+// next group's first fill), while one that fits stays in the GB for every group; every
+// output is read out once. Every channel takes the same input: one broadcast fill.
 func (p *lolpim) gemv(M, K int) lpCost {
 	rows := ceilDiv(M, p.P)
 	mac := float64(rows * ceilDiv(K, p.c.MACElems))
-	fills := ceilDiv(rows, p.c.OutRegs) * ceilDiv(K, p.gbElems)
-	return p.cost(mac, fills, p.c.Channels, rows, p.P)
+	groups, pieces := ceilDiv(rows, p.c.OutRegs), ceilDiv(K, p.gbElems)
+	fills, windows := 1, 1+groups
+	if pieces > 1 {
+		fills = groups * pieces
+		windows = fills + 1
+	}
+	return p.cost(mac, fills, p.c.Channels, rows, p.P, windows, fills)
 }
 
 // qktITPP is QKᵀ of one request with heads heads of t tokens under ITPP: keys striped by
 // token over all P banks, so each PU scores ⌈t/P⌉ tokens per head, d_h/MACElems MACs each,
-// and every score is read out; the query vectors of 1024/d_h heads share one GB fill.
+// and its OutRegs output registers are read out after every OutRegs scores; the query
+// vectors of 1024/d_h heads share one broadcast GB fill. The row of a key is T_cur/256
+// (DPA's operand rule, Fig. 6): each of a bank's tokens opens its own row, which holds the
+// layer's heads of that token, so a row serves heads · d_h/16 MACs (32 for 4 heads of
+// 128), not 64.
 func (p *lolpim) qktITPP(t, heads int) lpCost {
 	per := ceilDiv(t, p.P)
 	mac := float64(heads * per * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	return p.cost(mac, ceilDiv(heads*p.m.HeadDim, p.gbElems), p.c.Channels, heads*per, p.P)
+	fills, reads := ceilDiv(heads*p.m.HeadDim, p.gbElems), heads*per
+	c := p.cost(mac, fills, p.c.Channels, reads, p.P, fills+ceilDiv(reads, p.c.OutRegs), fills)
+	c.mac = p.macRowsNs(mac, float64(per*ceilDiv(heads*p.m.HeadDim, p.rowElems)))
+	return c
 }
 
 // svITPP is SV of one request under ITPP: each output element of a head on its own bank,
 // so P/d_h heads run per pass, each PU a dot product over all t tokens whose scores stream
-// through the GB; one read-out per pass.
+// through the GB; one read-out per pass. The heads of a pass take different scores on
+// different channels, so the broadcast path carries one fill per head: the channels of one
+// head compute while the next head's fill goes out.
 func (p *lolpim) svITPP(t, heads int) lpCost {
 	hpp := max(1, p.P/p.m.HeadDim)
 	dims := ceilDiv(p.m.HeadDim, p.P)
 	sub := ceilDiv(dims, p.c.OutRegs)
 	passes := ceilDiv(heads, hpp)
+	pieces := ceilDiv(t, p.gbElems)
 	mac := float64(passes * dims * ceilDiv(t, p.c.MACElems))
-	return p.cost(mac, passes*sub*ceilDiv(t, p.gbElems), p.c.Channels, passes*dims, p.P)
+	fills := passes * sub * pieces
+	return p.cost(mac, fills, p.c.Channels, passes*dims, p.P, fills+1, heads*sub*pieces)
 }
 
 // qktHFA and svHFA are one (request, head) pair in one channel under head-first allocation:
-// the channel's banks share the tokens for QKᵀ and the head dimension for SV.
+// the channel's banks share the tokens for QKᵀ and the head dimension for SV. Each
+// channel's fills carry its own pair's query or scores, one at a time on the broadcast
+// path (mbWork sums them over the channels).
 func (p *lolpim) qktHFA(t int) lpCost {
 	b := p.c.BanksPerChannel
 	per := ceilDiv(t, b)
 	mac := float64(per * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	return p.cost(mac, ceilDiv(p.m.HeadDim, p.gbElems), 1, per, b)
+	fills := ceilDiv(p.m.HeadDim, p.gbElems)
+	return p.cost(mac, fills, 1, per, b, fills+ceilDiv(per, p.c.OutRegs), fills)
 }
 
 func (p *lolpim) svHFA(t int) lpCost {
@@ -506,7 +562,8 @@ func (p *lolpim) svHFA(t int) lpCost {
 	dims := ceilDiv(p.m.HeadDim, b)
 	sub := ceilDiv(dims, p.c.OutRegs)
 	mac := float64(dims * ceilDiv(t, p.c.MACElems))
-	return p.cost(mac, sub*ceilDiv(t, p.gbElems), 1, dims, b)
+	fills := sub * ceilDiv(t, p.gbElems)
+	return p.cost(mac, fills, 1, dims, b, fills+1, fills)
 }
 
 // allReduce is the TP reduction of v bytes of partial sums per module in stage's group: the
@@ -637,14 +694,50 @@ func (p *lolpim) release(r *Request) {
 	delete(p.reqs, r.ID)
 }
 
-// microBatch is the requests per micro-batch for a batch of b: the configured size, or the
-// largest that still gives every stage a micro-batch (M ≥ PP), so the pipeline is full
-// with as few host synchronisations as possible.
-func (p *lolpim) microBatch(b int) int {
+// microBatch is the requests per micro-batch for the batch reqs: the configured size, or
+// the host's choice. Each iteration fills and drains the pipeline (plan), so M
+// micro-batches over S stages take M + S − 1 visit times: the host takes the size b that
+// makes (⌈B/b⌉ + S − 1) · t(b) least, a visit's time t(b) = t0 + b·t1 being its fixed
+// part (the host sync, a GPU's weight stream) and b times the batch's mean work per
+// request. Fewer, larger micro-batches pay fewer fixed parts and more fill and drain: the
+// B_μ trade-off of Fig. 5(b). Of equal times it takes the larger size.
+func (p *lolpim) microBatch(reqs []*Request) int {
+	B := len(reqs)
 	if p.c.MicroBatch > 0 {
-		return min(p.c.MicroBatch, b)
+		return min(p.c.MicroBatch, B)
 	}
-	return max(1, b/p.pp)
+	w0 := p.mbWork(nil, false)
+	t0 := p.visitNs(0, &w0)
+	wB := p.mbWork(reqs, false)
+	t1 := (p.visitNs(0, &wB) - t0) / float64(B)
+	best, bt := B, math.Inf(1)
+	for b := B; b >= 1; b-- {
+		if t := float64(ceilDiv(B, b)+p.pp-1) * (t0 + float64(b)*t1); t < bt*(1-1e-9) {
+			best, bt = b, t
+		}
+	}
+	return best
+}
+
+// visitNs is how long visit's chain of ops takes for the micro-batch work w on stage st.
+func (p *lolpim) visitNs(st int, w *lpWork) float64 {
+	L := float64(p.stLayers[st])
+	v := float64(w.n * p.m.DModel * p.prec)
+	attn := w.qkt.d + w.softFirst + max(w.sv.d, w.softTotal-w.softFirst)
+	t := p.tSync + p.handoff(v, st)
+	if p.c.XPU {
+		return t + L*(w.gpuQKV+w.gpuIn+attn+w.gpuOut+w.gpuRest+w.gpuAR)
+	}
+	return t + L*(w.epu+w.qkv.d+attn+w.proj.d+w.ffn1.d+w.ffn2.d+2*p.allReduce(v, st))
+}
+
+// slot is a request's batch slot (0 before admission): HFA's channel placement, and with
+// more modules than heads the modules that hold it.
+func (p *lolpim) slot(r *Request) int {
+	if st := p.reqs[r.ID]; st != nil {
+		return st.slot
+	}
+	return 0
 }
 
 func (p *lolpim) slotOf(r *Request) int {
@@ -671,17 +764,17 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 	}
 	p.order = append(p.order[:0], decode...)
 	slices.SortFunc(p.order, func(a, b *Request) int { return p.slotOf(a) - p.slotOf(b) })
-	bm := p.microBatch(B)
+	bm := p.microBatch(p.order)
 	M := ceilDiv(B, bm)
 	if cap(p.work) < M {
 		p.work = make([]lpWork, M)
-		p.last, p.lastSt = make([]int, M), make([]int, M)
+		p.last = make([]int, M)
 	}
-	p.work, p.last, p.lastSt = p.work[:M], p.last[:M], p.lastSt[:M]
+	p.work, p.last = p.work[:M], p.last[:M]
 	longest := 0
 	for i := range M {
 		reqs := p.order[i*bm : min(B, (i+1)*bm)]
-		p.work[i] = p.mbWork(reqs)
+		p.work[i] = p.mbWork(reqs, true)
 		p.last[i] = -1
 		for _, r := range reqs {
 			if r.SeqLen() > longest {
@@ -690,30 +783,29 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 		}
 	}
 	if p.c.Partitioning == PartitionITPP {
-		acc := 0.0
-		for b := range p.P {
-			acc += p.bankDiff[b]
-			p.bankAttn[b] = acc
+		for pat := range p.grp {
+			acc := 0.0
+			for b := range p.P {
+				acc += p.bankDiff[pat*(p.P+1)+b]
+				p.bankAttn[pat*p.P+b] = acc
+			}
 		}
 	}
 	for i := range p.stageEnd {
 		p.stageEnd[i] = -1
 	}
-	// One pipeline period in steady state: slot j of stage st holds micro-batch
-	// (j − st) mod N, N = max(M, PP). A visit waits for its micro-batch's previous stage
-	// when that ran earlier in this period (the wrap from the last stage to the first is
-	// the autoregressive dependency, through the host); each micro-batch's first visit of
-	// the period continues from the previous period. M < PP leaves pipeline bubbles.
-	S := p.pp
-	N := max(M, S)
-	for j := range N {
-		for st := range S {
-			i := ((j-st)%N + N) % N
-			if i >= M {
-				continue
-			}
+	// One iteration fills the pipeline and drains it, as the synchronous schedule of
+	// GPipe, which the paper's PP follows, does: the host takes every micro-batch's token
+	// and updates the dispatchers (T_cur, new DPA chunks, the batch it picks each
+	// iteration) between iterations. The paper's pipeline bubbles come from this host–PIM
+	// synchronisation, grow with the micro-batch and shrink as DPA's larger batches give
+	// more micro-batches (Fig. 5b). Micro-batch i visits the stages in order, each stage
+	// serves the micro-batches in order, so M micro-batches over S stages leave each stage
+	// idle for S − 1 visits an iteration.
+	for i := range M {
+		for st := range p.pp {
 			p.deps = p.deps[:0]
-			if p.last[i] >= 0 && p.lastSt[i] == (st-1+S)%S {
+			if st > 0 {
 				p.deps = append(p.deps, p.last[i])
 			}
 			if p.stageEnd[st] >= 0 {
@@ -721,15 +813,15 @@ func (p *lolpim) plan(s *Schedule, decode, _ []*Request) []StageMark {
 			}
 			end, out := p.visit(s, st, i, M, &p.work[i])
 			p.stageEnd[st] = end
-			p.last[i], p.lastSt[i] = out, st
+			p.last[i] = out
 		}
 	}
 	return nil
 }
 
-// mbWork is one micro-batch's per-layer work on the critical module of a stage; it also adds
-// its requests' bank and channel loads to the heat map.
-func (p *lolpim) mbWork(reqs []*Request) lpWork {
+// mbWork is one micro-batch's per-layer work on the critical module of a stage; with heat
+// it also adds its requests' bank and channel loads to the heat map.
+func (p *lolpim) mbWork(reqs []*Request, heat bool) lpWork {
 	pp := p.c.PingPong
 	w := lpWork{n: len(reqs)}
 	n := float64(len(reqs))
@@ -778,33 +870,55 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 	clear(p.chQKT)
 	clear(p.chSV)
 	clear(p.chSoft)
+	clear(p.itQKT)
+	clear(p.itSV)
 	var attn float64
 	for i, r := range reqs {
 		t := r.SeqLen()
 		attn += 2 * hd * float64(t)
 		if p.c.Partitioning == PartitionITPP {
-			h := p.hq
-			w.qkt.put(p.qktITPP(t, h), 1, pp)
-			w.sv.put(p.svITPP(t, h), 1, pp)
-			w.softTotal += float64(h*t) / p.c.EPUElemsPerNs
+			h, pat := p.hq, p.slot(r)%p.grp
+			p.itQKT[pat].put(p.qktITPP(t, h), 1, pp)
+			p.itSV[pat].put(p.svITPP(t, h), 1, pp)
+			p.chSoft[pat] += float64(h*t) / p.c.EPUElemsPerNs
 			if i == 0 {
 				w.softFirst = float64(t) / p.c.EPUElemsPerNs
 			}
-			p.itppBanks(t, h)
+			if heat {
+				p.itppBanks(pat, t, h)
+			}
 		} else {
-			p.hfaPairs(r, t, &w, i == 0)
+			p.hfaPairs(r, t, &w, i == 0, heat)
 		}
 	}
-	if p.c.Partitioning == PartitionHFA {
-		// The stage waits for its slowest channel in each attention phase.
+	if p.c.Partitioning == PartitionITPP {
+		// With more modules than heads, the stage waits for the module whose share of the
+		// batch is the most attention work.
+		k := 0
+		for pat := range p.grp {
+			if p.itQKT[pat].d+p.itSV[pat].d > p.itQKT[k].d+p.itSV[k].d {
+				k = pat
+			}
+		}
+		w.qkt, w.sv, w.softTotal = p.itQKT[k], p.itSV[k], p.chSoft[k]
+	} else {
+		// The stage waits for its slowest channel in each attention phase, and for the
+		// module's broadcast path, which carries every channel's own fills in turn.
 		var bq, bs lpCost
 		var dq, ds float64
-		for i := range p.chQKT {
-			if x := p.chQKT[i].dur(pp); x > dq {
-				dq, bq = x, p.chQKT[i]
+		C := p.c.Channels
+		for pat := range p.grp {
+			var pq, ps float64
+			for i := pat * C; i < (pat+1)*C; i++ {
+				pq, ps = pq+p.chQKT[i].path, ps+p.chSV[i].path
 			}
-			if x := p.chSV[i].dur(pp); x > ds {
-				ds, bs = x, p.chSV[i]
+			for i := pat * C; i < (pat+1)*C; i++ {
+				if x := max(p.chQKT[i].dur(pp), pq); x > dq {
+					dq, bq = x, p.chQKT[i]
+				}
+				if x := max(p.chSV[i].dur(pp), ps); x > ds {
+					ds, bs = x, p.chSV[i]
+				}
 			}
 		}
 		w.qkt = lpPhase{mac: bq.mac, dt: bq.dt, d: dq, bytes: bq.bytes}
@@ -815,15 +929,16 @@ func (p *lolpim) mbWork(reqs []*Request) lpWork {
 	return w
 }
 
-// itppBanks adds one request's QKᵀ and SV MAC cycles per layer to each bank: bank b scores
-// the tokens ≡ b (mod P), so the last row leaves a tail of (t mod P) busy banks; SV gives
-// each head d_h banks, P/d_h heads a pass.
-func (p *lolpim) itppBanks(t, heads int) {
+// itppBanks adds one request's QKᵀ and SV MAC cycles per layer to each bank of the modules
+// of pattern pat: bank b scores the tokens ≡ b (mod P), so the last row leaves a tail of
+// (t mod P) busy banks; SV gives each head d_h banks, P/d_h heads a pass.
+func (p *lolpim) itppBanks(pat, t, heads int) {
+	diff := p.bankDiff[pat*(p.P+1) : (pat+1)*(p.P+1)]
 	k := float64(heads * ceilDiv(p.m.HeadDim, p.c.MACElems))
-	p.bankDiff[0] += k * float64(t/p.P)
+	diff[0] += k * float64(t/p.P)
 	if r := t % p.P; r > 0 {
-		p.bankDiff[0] += k
-		p.bankDiff[r] -= k
+		diff[0] += k
+		diff[r] -= k
 	}
 	per := float64(ceilDiv(t, p.c.MACElems) * ceilDiv(p.m.HeadDim, p.P))
 	span := min(p.P, p.m.HeadDim)
@@ -833,19 +948,16 @@ func (p *lolpim) itppBanks(t, heads int) {
 		if hs <= 0 {
 			break
 		}
-		p.bankDiff[g*span] += hs * per
-		p.bankDiff[min(p.P, (g+1)*span)] -= hs * per
+		diff[g*span] += hs * per
+		diff[min(p.P, (g+1)*span)] -= hs * per
 	}
 }
 
 // hfaPairs places one request's (request, head) pairs: with TP ≤ heads every module of the
 // stage holds hq of its heads, on channels (slot·hq + h) mod C; with TP > heads the
 // modules of a head share its requests by slot (pattern slot mod grp, channel slot/grp).
-func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first bool) {
-	slot := 0
-	if st := p.reqs[r.ID]; st != nil {
-		slot = st.slot
-	}
+func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first, heat bool) {
+	slot := p.slot(r)
 	C := p.c.Channels
 	q, v := p.qktHFA(t), p.svHFA(t)
 	soft := float64(t) / p.c.EPUElemsPerNs
@@ -854,6 +966,9 @@ func (p *lolpim) hfaPairs(r *Request, t int, w *lpWork, first bool) {
 		p.chQKT[i] = p.chQKT[i].add(q)
 		p.chSV[i] = p.chSV[i].add(v)
 		p.chSoft[pat] += soft
+		if !heat {
+			return
+		}
 		load := q.mac + v.mac
 		p.hfaLoad[i] += load
 		p.hfaDT[i] += q.dt + v.dt
@@ -902,13 +1017,14 @@ func (p *lolpim) visit(s *Schedule, st, mb, M int, w *lpWork) (int, int) {
 		return s.Add(Op{Name: name, Lane: lane, Dur: FromSeconds(ns * 1e-9), FLOPs: flops, Bytes: bytes, Layer: layer, SubBatch: sb}, deps...)
 	}
 	pp := p.c.PingPong
-	// phase emits a PIM phase: the MACs and the transfers in series, or with ③ side by
-	// side and then the fills and drains the ping-pong buffers cannot hide.
+	// phase emits a PIM phase: the MACs and the transfers in series (the transfers also
+	// waiting for the broadcast path), or with ③ side by side and then the fills and
+	// drains the ping-pong buffers cannot hide.
 	phase := func(k int, ph lpPhase, deps ...int) int {
 		n := &lpPhaseNames[k]
 		a := add(n[0], mac, L*ph.mac, L*ph.flops, 0, deps...)
 		if !pp {
-			return add(n[1], io, L*ph.dt, 0, L*ph.bytes, a)
+			return add(n[1], io, L*(ph.d-ph.mac), 0, L*ph.bytes, a)
 		}
 		b := add(n[1], io, L*ph.dt, 0, L*ph.bytes, deps...)
 		return add(n[2], io, L*(ph.d-max(ph.mac, ph.dt)), 0, 0, a, b)
@@ -1056,7 +1172,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 		clear(g.Owner)
 		return
 	}
-	fcReqs := float64(snap.Batch) // every stage runs every request's FC once a period
+	fcReqs := float64(snap.Batch) // every stage runs every request's FC once an iteration
 	fcDT := 0.0
 	if p.c.XPU {
 		fcReqs = 0
@@ -1076,7 +1192,7 @@ func (p *lolpim) observeBanks(snap *Snapshot) {
 			if p.c.Partitioning == PartitionITPP {
 				io := min(1, p.ioBusy[s]/T)
 				for b := range p.P {
-					row[b] = min(1, row[b]+L*p.macBusy(p.bankAttn[b])/T)
+					row[b] = min(1, row[b]+L*p.macBusy(p.bankAttn[t*p.P+b])/T)
 					mem[b] = io
 					own[b] = p.itOwner
 				}
@@ -1135,7 +1251,7 @@ func (p *lolpim) rowNotes() []string {
 			p.notes[mod] = fmt.Sprintf("node %d · stage %d (layers %d–%d) · TP rank %d · %d heads · %s",
 				mod/p.mpn, s, p.first[s], p.first[s]+p.stLayers[s]-1, t, p.hq, part)
 			if p.grp > 1 {
-				p.notes[mod] = fmt.Sprintf("node %d · stage %d · TP rank %d · head %d, slots ≡ %d mod %d · HFA", mod/p.mpn, s, t, t/p.grp, t%p.grp, p.grp)
+				p.notes[mod] = fmt.Sprintf("node %d · stage %d · TP rank %d · head %d, slots ≡ %d mod %d · %s", mod/p.mpn, s, t, t/p.grp, t%p.grp, p.grp, part)
 			}
 		}
 	}
