@@ -224,8 +224,8 @@ func (m *Compare) sideFigures(i, w int) []string {
 		first = fmt.Sprintf("finished after %d steps · run %s tok/s", s.Step, si(mt.Throughput))
 	}
 	parts := []string{fmt.Sprintf("batch %d · queue %d · done %s/%s", s.Batch, s.Queue, thousands(s.Done), thousands(s.Total))}
-	for _, k := range sortedKeys(mt.Util) {
-		parts = append(parts, k+" "+pct(mt.Util[k]))
+	for _, r := range utilRows(s) {
+		parts = append(parts, r.name+" "+measureWord(r.measure)+" "+pct(r.v))
 	}
 	p := paint("")
 	if s.Step != m.step {
