@@ -217,7 +217,7 @@ func (m *Compare) strip(w, h int) []string {
 		}
 		// The longest wording that fits whole: a cut one ("the last 1 s…") reads as seconds.
 		n := len(data)
-		hb.str(st.Faint, firstFit(sparkW+1+rangeW, fmt.Sprintf("B/A over the last %d %s", n, steps), fmt.Sprintf("B/A, last %d %s", n, steps),
+		hb.str(st.Faint, firstFit(w-hb.w, fmt.Sprintf("B/A over the last %d %s", n, steps), fmt.Sprintf("B/A, last %d %s", n, steps),
 			fmt.Sprintf("last %d %s", n, steps), fmt.Sprintf("%d %s", n, steps), strconv.Itoa(n)))
 	}
 	header := hb.line(w)

@@ -29,7 +29,7 @@ var (
 	tlRowRe = regexp.MustCompile(`┃([^┃│]*?\S)\s+(\d+)%│`)
 	// a Metrics figure: the word for what it measures (or blank under the first of its
 	// kind), the group, a bar and the share
-	metricRe = regexp.MustCompile(`│([A-Za-z ]*?) ?(\S+) +[█·]{4,} (\d+\.\d)%`)
+	metricRe = regexp.MustCompile(`^([A-Za-z ]*?) ?(\S+) +[█·]{4,} (\d+\.\d)%`)
 	// the bank grid's line of units: busy, then name, bar and share for each
 	unitRe = regexp.MustCompile(`^(.*) \S (\d+)%$`)
 )
@@ -74,9 +74,20 @@ func TestBusySharesAgreeAcrossPanes(t *testing.T) {
 			snap := d.m.snap
 			word := ""
 			words := 0
-			for _, l := range strings.Split(screen, "\n") {
+			groups := map[string]bool{}
+			for _, ln := range snap.Timeline.Lanes {
+				groups[ln.Group] = true
+			}
+			for _, l := range strings.Split(ansi.Strip(d.m.metrics.View()), "\n") {
 				mm := metricRe.FindStringSubmatch(l)
 				if mm == nil {
+					// A lane group's share anywhere else (a wrapped list of idle shares)
+					// would read as a second figure of the group.
+					for _, f := range regexp.MustCompile(`(\S+) \d+(\.\d)?%`).FindAllStringSubmatch(l, -1) {
+						if groups[f[1]] {
+							t.Errorf("Metrics gives %s a share outside its figures: %q", f[1], l)
+						}
+					}
 					continue
 				}
 				if w := strings.TrimSpace(mm[1]); w != "" {
