@@ -719,7 +719,7 @@ func (m *heatmap) relative(i int) bool {
 		return false
 	}
 	lo, hi := m.scale(i)
-	return hi-lo >= 0.0005
+	return hi-lo >= 5e-6 // what the legend's three decimals of a percentage tell apart
 }
 
 // glyph is the mark of ramp level l of mode i: the absolute scale's shades, or on the
@@ -993,6 +993,11 @@ func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 		}
 		rb.str("", " "+hi)
 	} else {
+		if m.relScale {
+			// Asked for the range, but every bank has the same share: there is none.
+			_, hi := m.scale(i)
+			rb.str("", "relative: every bank at "+pct(hi)+"; ")
+		}
 		for l, t := range []string{"<20", "<40", "<60", "<80", "≥80%"} {
 			if l > 0 {
 				rb.spaces(1)

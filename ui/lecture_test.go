@@ -64,6 +64,16 @@ func TestHeatmapScaleAbsoluteByDefault(t *testing.T) {
 	if !strings.Contains(out, "PIM busy relative 22.08% 12345 22.13%") || !strings.Contains(p.Title(), "PIM relative") {
 		t.Fatalf("relative legend or title:\n%s\n%s", p.Title(), out)
 	}
+	// Banks all alike have no range: the legend says so, over the absolute shades.
+	s := tinySpread()
+	for i := range s.Banks.PIM {
+		s.Banks.PIM[i] = 0.2208
+	}
+	p.SetSnapshot(s)
+	out = ansi.Strip(p.View())
+	if grid = cells(out); strings.ContainsAny(grid, "12345") || !strings.Contains(out, "PIM busy relative: every bank at 22.1%; ·<20") {
+		t.Fatalf("relative over equal banks:\n%s", out)
+	}
 }
 
 // lectureScreen is the explorer on preset after steps iterations at w×h, focused on pane
