@@ -132,6 +132,11 @@ func (o *options) compareLoader(cmd *cobra.Command) func(a, b string) (ui.Side, 
 // (--steps, --set workload.steps=N) stays, and the explorer's header says so.
 func (o *options) explorerSteps(cmd *cobra.Command, cfg sim.Config) sim.Config {
 	sets, _ := o.overrides(cmd)
+	return liftSteps(cfg, sets)
+}
+
+// liftSteps is cfg with its step budget lifted, unless sets asks for one.
+func liftSteps(cfg sim.Config, sets []string) sim.Config {
 	for _, kv := range sets {
 		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "workload.steps" {
 			return cfg
@@ -260,7 +265,8 @@ func lessonStep(sets []string) func(name string, step int) (sim.Config, error) {
 		if err != nil {
 			return sim.Config{}, err
 		}
-		return l.StepConfig(step, sets...)
+		cfg, err := l.StepConfig(step, sets...)
+		return liftSteps(cfg, sets), err
 	}
 }
 
