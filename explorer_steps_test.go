@@ -43,3 +43,19 @@ func TestExplorerLiftsThePresetsStepBudget(t *testing.T) {
 		}
 	}
 }
+
+// A lesson's steps run their presets to the end as well (hot-cold-neurons is on hermes).
+func TestLessonStepsLiftTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want int
+	}{{nil, 0}, {[]string{"workload.steps=5"}, 5}} {
+		cfg, err := lessonStep(tc.sets)("hot-cold-neurons", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Workload.Steps != tc.want {
+			t.Errorf("%v: a budget of %d steps, want %d", tc.sets, cfg.Workload.Steps, tc.want)
+		}
+	}
+}
