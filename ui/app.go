@@ -716,7 +716,7 @@ func (m *Model) render() string {
 		}
 	}
 	if m.jump.typing {
-		lines = append(lines, fitLine(m.goToLine(m.c.Styles, w), w))
+		lines = append(lines, fitLine(m.jump.line(m.c.Styles, w), w))
 	} else {
 		lines = append(lines, fitLine(m.footerLine(m.c.Styles, m.keyLine, w), w))
 	}

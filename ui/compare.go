@@ -68,6 +68,7 @@ type Compare struct {
 	noMouse  bool // leave the mouse to the terminal, as the explorer's option says
 
 	groups []string // utilisation figures both sides report and measure alike, for the strip
+	jump   goTo     // g: the step number typed
 	// openAt is the step both sides open at: the later of the steps their presets open
 	// at (Config.OpenAt), where each one's regime of interest begins.
 	openAt int
@@ -354,6 +355,8 @@ func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case compareStepMsg:
 		return m, m.stepped(msg)
+	case compareJumpMsg:
+		return m, m.jumped(msg)
 	case compareTickMsg:
 		if m.ticked(msg.seq) {
 			return m, m.request(false)
@@ -376,6 +379,9 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.help {
 		return m.helpKey(msg, k)
 	}
+	if m.jump.typing {
+		return m.goToKey(msg)
+	}
 	if cmd, ok := m.transportKey(msg, k, m.request); ok {
 		return cmd
 	}
@@ -389,6 +395,8 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
+	case key.Matches(msg, k.GoTo):
+		m.jump.typing, m.jump.entry.text = true, ""
 	case key.Matches(msg, k.Reset):
 		return m.restart()
 	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):

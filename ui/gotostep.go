@@ -74,29 +74,40 @@ func jumpCmd(e *sim.Engine, cfg sim.Config, seq, at, target int) tea.Cmd {
 	}
 }
 
-// goToKey takes a key while a step number is typed after g: digits, backspace, enter
-// jumps, esc (or any other key) cancels.
-func (m *Model) goToKey(msg tea.KeyPressMsg) tea.Cmd {
-	g := &m.jump
+// typedKey takes a key while a step number is typed after g: digits and backspace edit
+// it; enter ends it (ok false when no step number was typed); any other key cancels.
+func (g *goTo) typedKey(msg tea.KeyPressMsg) (n int, entered, ok bool) {
 	switch msg.String() {
 	case "enter":
 		g.typing = false
 		n, err := strconv.Atoi(g.entry.text)
-		if err != nil || n < 1 {
-			return m.setStatus("go to step: type a step number (1 or more), then enter", true)
-		}
-		return m.startJump(n)
+		return n, true, err == nil && n >= 1
 	case "backspace":
 		g.entry.key(msg)
-		return nil
+		return 0, false, false
 	}
 	if t := msg.Text; len(t) == 1 && t[0] >= '0' && t[0] <= '9' {
 		if len(g.entry.text) < 9 {
 			g.entry.text += t
 		}
-		return nil
+		return 0, false, false
 	}
 	g.typing = false
+	return 0, false, false
+}
+
+// noStepText is what enter after g without a step number says.
+const noStepText = "go to step: type a step number (1 or more), then enter"
+
+// goToKey takes a key while a step number is typed after g.
+func (m *Model) goToKey(msg tea.KeyPressMsg) tea.Cmd {
+	n, entered, ok := m.jump.typedKey(msg)
+	switch {
+	case entered && !ok:
+		return m.setStatus(noStepText, true)
+	case entered:
+		return m.startJump(n)
+	}
 	return nil
 }
 
@@ -161,10 +172,10 @@ func (m *Model) jumped(msg jumpMsg) tea.Cmd {
 }
 
 // goToLine is the footer while a step number is typed.
-func (m *Model) goToLine(st *Styles, w int) string {
+func (g *goTo) line(st *Styles, w int) string {
 	var rb rowBuf
 	rb.str(st.Bold, "go to step: ")
-	rb.str("", m.jump.entry.text)
+	rb.str("", g.entry.text)
 	rb.str(st.Rev, " ")
 	rb.str(st.Faint, "  enter goes · esc cancels")
 	return rb.line(w)

@@ -355,3 +355,43 @@ func TestLessonsPrescribeNoZoomCount(t *testing.T) {
 		}
 	}
 }
+
+// g and a number take both sides of a comparison to that step, forward and back.
+func TestCompareGoToStep(t *testing.T) {
+	a, err := smallConfig("neupims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := smallConfig("npu-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newCmpDriver(t, Side{Name: "neupims", Config: a}, Side{Name: "npu-only", Config: b}, 120, 40, false)
+	d.keys("g", "3", "0", "enter")
+	if d.m.step != 30 || d.m.sides[0].snap.Step != 30 || d.m.sides[1].snap.Step != 30 || !strings.Contains(d.screen(), "at step 30 (from step 1)") {
+		t.Fatalf("at step %d (%d, %d):\n%s", d.m.step, d.m.sides[0].snap.Step, d.m.sides[1].snap.Step, d.screen())
+	}
+	alone, _ := sim.New(interactive(b))
+	alone.StepTo(30)
+	want, _ := alone.Step()
+	if got := d.m.sides[1].snap; got.Now != want.Now || got.IterTime != want.IterTime {
+		t.Fatalf("side B at step 30: %v at %v, alone %v at %v", got.IterTime, got.Now, want.IterTime, want.Now)
+	}
+	d.keys("g", "2", "5", "enter")
+	if d.m.step != 25 || d.m.sides[0].snap.Step != 25 || d.m.sides[1].snap.Step != 25 {
+		t.Fatalf("back to 25: %d (%d, %d)", d.m.step, d.m.sides[0].snap.Step, d.m.sides[1].snap.Step)
+	}
+	d.keys("n")
+	if d.m.step != 26 {
+		t.Fatalf("a step after going back: %d", d.m.step)
+	}
+	d.keys("g", "9", "9", "9", "9", "enter")
+	if !d.m.sides[0].ended || !d.m.sides[1].ended || !strings.Contains(d.screen(), ", before step 9,999") {
+		t.Fatalf("past both runs' ends: step %d, ended %v %v:\n%s", d.m.step, d.m.sides[0].ended, d.m.sides[1].ended, d.screen())
+	}
+	// Further back than the kept history: both runs again from their start.
+	d.keys("g", "5", "enter")
+	if d.m.step != 5 || d.m.sides[0].snap.Step != 5 || d.m.sides[1].snap.Step != 5 || d.m.sides[0].ended {
+		t.Fatalf("back to 5: %d (%d, %d)", d.m.step, d.m.sides[0].snap.Step, d.m.sides[1].snap.Step)
+	}
+}
