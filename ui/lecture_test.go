@@ -395,3 +395,44 @@ func TestCompareGoToStep(t *testing.T) {
 		t.Fatalf("back to 5: %d (%d, %d)", d.m.step, d.m.sides[0].snap.Step, d.m.sides[1].snap.Step)
 	}
 }
+
+// The dual-row-buffers lesson's first notice works as it says at every lecture size: >,
+// x, j to PIM ch0, and l along its spans names "softmax wait + write-back".
+func TestDualRowBuffersNoticeWorks(t *testing.T) {
+	l, err := presets.GetLesson("dual-row-buffers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.Steps[0].Notice, "Press > to show layer 0 alone, x to unfold the PIM lanes and j to reach PIM ch0") {
+		t.Fatalf("the notice changed; update this test: %q", l.Steps[0].Notice)
+	}
+	info := LessonInfo{Name: l.Name, Title: l.Title}
+	for _, s := range l.Steps {
+		info.Steps = append(info.Steps, LessonStepInfo{Title: s.Title, Preset: s.Preset, Focus: s.Focus, Text: s.Text, Notice: s.Notice, Steps: s.Steps})
+	}
+	for _, sz := range lectureSizes {
+		opts := testOptions(t)
+		opts.Lessons, opts.Lesson = []LessonInfo{info}, l.Name
+		opts.LessonStep = func(_ string, i int) (sim.Config, error) { return l.StepConfig(i) }
+		cfg, err := l.StepConfig(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := startDriver(t, cfg, opts, sz[0], sz[1])
+		d.keys(">", "x", "j", "j", "j")
+		if tp := d.m.timelinePane(); tp.rows[tp.row].name != "PIM ch0" {
+			t.Fatalf("%dx%d: j j j is on %q", sz[0], sz[1], tp.rows[tp.row].name)
+		}
+		found := false
+		for range 80 {
+			d.keys("l")
+			if strings.Contains(d.screen(), "softmax wait + write-back (layer 0) on PIM ch0") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("%dx%d: l never names the softmax wait:\n%s", sz[0], sz[1], d.screen())
+		}
+	}
+}
