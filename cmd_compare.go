@@ -50,7 +50,7 @@ For output to a file or pipe, or more than two sides: pimtui run --compare A,B[,
 				return usagef("the compare view needs a terminal; for output to a file or pipe use pimtui run --compare %s,%s", args[0], args[1])
 			}
 			noColor := os.Getenv("NO_COLOR") != ""
-			m, err := ui.NewCompare(uiSide(sides[0]), uiSide(sides[1]), ui.Options{Color: !noColor, NoMouse: o.noMouse})
+			m, err := ui.NewCompare(o.explorerSide(cmd, sides[0]), o.explorerSide(cmd, sides[1]), ui.Options{Color: !noColor, NoMouse: o.noMouse})
 			if err != nil {
 				return usageError{err}
 			}

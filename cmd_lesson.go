@@ -30,7 +30,7 @@ Without a NAME the explorer opens with the lesson picker. The override flags (--
 --set …) apply on top of every step, as they do on a preset. --check runs the lessons
 headless and prints each claim with the values measured (exit status 1 if one does not
 hold).`,
-		Example: `  pimtui lesson --list
+		Example: `  pimtui lesson --list     (or: pimtui lesson list)
   pimtui lesson dual-row-buffers
   pimtui lesson --check sub-batch-interleaving`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -48,6 +48,10 @@ hold).`,
 			name := ""
 			if len(args) == 1 {
 				name = args[0]
+			}
+			// No lesson is named list: "lesson list" means --list.
+			if name == "list" && !check {
+				list, name = true, ""
 			}
 			switch {
 			case list && check:

@@ -8,11 +8,15 @@ import (
 	"github.com/pimtui/pimtui/presets"
 )
 
-// lesson --list prints every lesson on a line of its own: name, family, title.
+// lesson --list prints every lesson on a line of its own: name, family, title; lesson
+// list says the same.
 func TestLessonList(t *testing.T) {
 	out, errs, code := cli(t, "lesson", "--list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if out2, errs2, code2 := cli(t, "lesson", "list"); code2 != 0 || out2 != out {
+		t.Fatalf("lesson list: exit %d, %s\n%s", code2, errs2, out2)
 	}
 	ls, err := presets.Lessons()
 	if err != nil {
@@ -68,6 +72,7 @@ func TestLessonBadInput(t *testing.T) {
 		{[]string{"lesson", "a", "b"}, "lesson takes at most one lesson name, got 2"},
 		{[]string{"lesson", "--list", "--check"}, "--list and --check are exclusive"},
 		{[]string{"lesson", "--list", "dual-row-buffers"}, "--list takes no lesson name"},
+		{[]string{"lesson", "--check", "list"}, `unknown lesson "list"`},
 		{[]string{"lesson", "--preset", "neupims", "dual-row-buffers"}, "--preset does not apply to a lesson"},
 		{[]string{"lesson", "--config", "x.toml", "dual-row-buffers"}, "--config does not apply to a lesson"},
 		{[]string{"lesson", "--check", "dual-row-buffers", "--set", "pim.dual_row_bufer=true"}, `lesson dual-row-buffers step 1: --set pim.dual_row_bufer: unknown key; did you mean "pim.dual_row_buffer"`},

@@ -122,6 +122,7 @@ func (f serveFlags) check(cmd *cobra.Command, o *options) (serve.ModelFactory, e
 	if err != nil {
 		return nil, err
 	}
+	cfg = liftSteps(cfg, sets)
 	if _, err := sim.New(cfg); err != nil {
 		return nil, usagef("%s: %v", cfg.Preset, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +83,7 @@ func explore(cmd *cobra.Command, o *options, f *os.File, cfg sim.Config, opts ui
 		opts.Presets = presetList()
 	}
 	opts.CompareWith, opts.CompareLoad = o.compareChoices(cmd), o.compareLoader(cmd)
-	m, err := ui.New(cfg, opts)
+	m, err := ui.New(o.explorerSteps(cmd, cfg), opts)
 	if err != nil {
 		return usagef("%s: %v", cfg.Preset, err)
 	}
@@ -105,7 +106,7 @@ func presetList() []ui.PresetInfo {
 	var list []ui.PresetInfo
 	for _, name := range presets.Names() {
 		if p, err := presets.Get(name); err == nil {
-			list = append(list, ui.PresetInfo{Name: name, Description: p.Description, Experiments: len(p.Expect)})
+			list = append(list, ui.PresetInfo{Name: name, Family: p.Family, Description: p.Description, Experiments: len(p.Expect)})
 		}
 	}
 	return list
@@ -119,7 +120,7 @@ func (o *options) loader(cmd *cobra.Command) func(string) (sim.Config, error) {
 		alt := *o
 		alt.preset, alt.config = name, ""
 		_, c, err := alt.resolve(cmd)
-		return c, err
+		return o.explorerSteps(cmd, c), err
 	}
 }
 
@@ -155,8 +156,35 @@ func (o *options) compareLoader(cmd *cobra.Command) func(a, b string) (ui.Side, 
 		if err != nil {
 			return ui.Side{}, ui.Side{}, err
 		}
-		return uiSide(s[0]), uiSide(s[1]), nil
+		return o.explorerSide(cmd, s[0]), o.explorerSide(cmd, s[1]), nil
 	}
+}
+
+// explorerSteps lifts a preset's step budget for the explorer: the budget keeps a
+// headless run short (hermes: 12 of its request's 128 tokens), while the explorer runs a
+// workload to its end unless the user stops it. A budget the command line asks for
+// (--steps, --set workload.steps=N) stays, and the explorer's header says so.
+func (o *options) explorerSteps(cmd *cobra.Command, cfg sim.Config) sim.Config {
+	sets, _ := o.overrides(cmd)
+	return liftSteps(cfg, sets)
+}
+
+// liftSteps is cfg with its step budget lifted, unless sets asks for one.
+func liftSteps(cfg sim.Config, sets []string) sim.Config {
+	for _, kv := range sets {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "workload.steps" {
+			return cfg
+		}
+	}
+	cfg.Workload.Steps = 0
+	return cfg
+}
+
+// explorerSide is a side of an interactive comparison, its step budget lifted as the
+// explorer's (explorerSteps).
+func (o *options) explorerSide(cmd *cobra.Command, s resolvedSide) ui.Side {
+	s.Config = o.explorerSteps(cmd, s.Config)
+	return uiSide(s)
 }
 
 // sideFile loads a side's preset for the explorer: the --config file when the explorer
@@ -271,7 +299,8 @@ func lessonStep(sets []string) func(name string, step int) (sim.Config, error) {
 		if err != nil {
 			return sim.Config{}, err
 		}
-		return l.StepConfig(step, sets...)
+		cfg, err := l.StepConfig(step, sets...)
+		return liftSteps(cfg, sets), err
 	}
 }
 

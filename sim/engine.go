@@ -613,7 +613,7 @@ func (e *Engine) retire(it *iteration) {
 func (e *Engine) observe(it *iteration) *Snapshot {
 	w, s, iterT := e.cfg.Workload, it.s, it.t
 	snap := &Snapshot{
-		Step: e.step, Now: e.now, IterTime: iterT, Batch: len(it.decode), Prefills: len(it.prefill),
+		System: e.cfg.System, Step: e.step, Now: e.now, IterTime: iterT, Batch: len(it.decode), Prefills: len(it.prefill),
 		Queue: e.waiting(), Tokens: it.tokens, Done: e.done, Total: w.Requests,
 		Timeline: Timeline{Lanes: s.Lanes, Spans: s.Spans, Bubbles: s.Bubbles, Critical: s.Critical, Makespan: iterT, Layers: e.sys.layers(), Stages: it.marks},
 		Neurons:  Neurons{Reason: "This system keeps every FFN neuron on one device: it has no activation sparsity and no hot/cold neuron placement, so there is no neuron partition to show."},

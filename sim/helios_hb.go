@@ -856,6 +856,7 @@ func (s *hbSystem) observe(snap *Snapshot, sc *Schedule, running []*Request) {
 	cells := g.Rows * g.Cols
 	g.PIM, g.Mem, g.Owner = make([]float64, cells), make([]float64, cells), make([]int, cells)
 	g.RowNotes = make([]string, g.Rows)
+	g.PIMWork = "attention"
 	g.Reason = fmt.Sprintf("a PE's %d banks (%d on each of %d dies) are fetched evenly: PIM = its attention time this iteration (the load Algorithm 2 balances), memory = its DRAM traffic, FC weights included",
 		g.Cols, n*n, hb.Dies)
 	owner := make([]int, s.pes)

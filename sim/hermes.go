@@ -717,7 +717,11 @@ func (h *hermes) observeBanks(snap *Snapshot, busy []Time, T, sec float64) {
 			// Neurons are striped over a DIMM's ranks and banks, so its cells look alike.
 			g.PIM[i], g.Mem[i], g.Owner[i] = pb, mem, -1
 		}
-		g.RowNotes[j] = fmt.Sprintf("cold %.0f MB · KV %.0f MB%s", h.coldBytes[j]/1e6, h.kvRead[j]/1e6, win)
+		g.RowNotes[j] = fmt.Sprintf("read cold %.0f MB · KV %.0f MB%s", h.coldBytes[j]/1e6, h.kvRead[j]/1e6, win)
+		if snap.Batch == 0 {
+			// A prompt's step runs on the GPU from streamed weights: the DIMMs read nothing.
+			g.RowNotes[j] = "prompt step: no cold neurons or KV read here; see them from the first decode step"
+		}
 	}
 }
 

@@ -784,7 +784,9 @@ func (p *l3) observeBanks(snap *Snapshot, busy []Time, running []*Request) {
 	}
 	g.Units = []BankUnit{rankPU, systemUnit(fmt.Sprintf("GPU ×%d", p.dp*p.sh.TP), gpuBusy/Time(p.dp), T)}
 	if p.laneH2D >= 0 {
-		g.Units = append(g.Units, systemUnit("PCIe host→GPU", busy[p.laneH2D], T), systemUnit("PCIe GPU→host", busy[p.laneD2H], T))
+		// Named as the timeline names the lanes: laneH2D carries the GPU's queries and
+		// prompts' KV to the host (GPU→host), laneD2H the attention outputs back.
+		g.Units = append(g.Units, systemUnit(p.lane[p.laneH2D].Name, busy[p.laneH2D], T), systemUnit(p.lane[p.laneD2H].Name, busy[p.laneD2H], T))
 	}
 	if !bankPUs {
 		g.Reason = "rank-level PIM: no bank PUs; each rank PU streams its rank's banks at the bus rate"

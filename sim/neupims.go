@@ -605,7 +605,8 @@ func (n *neupims) observe(snap *Snapshot, s *Schedule, running []*Request) {
 		if m.BankGroups > 0 {
 			g.ColLevels = []BankLevel{{"bank group", "BG", m.BankGroups}, {"bank", "bank", m.BanksPerGroup()}}
 		}
-		g.Units = []BankUnit{systemUnit("NPU systolic", busy[laneNPUS], T), systemUnit("NPU vector", busy[laneNPUV], T)}
+		// Named as the timeline names the lanes, so a unit reads the same in every view.
+		g.Units = []BankUnit{systemUnit(n.lane[laneNPUS].Name, busy[laneNPUS], T), systemUnit(n.lane[laneNPUV].Name, busy[laneNPUV], T)}
 	}
 	memFrac := min(1, extBytes/float64(m.Channels)/(m.ChannelBandwidth()*sec))
 	owner := make([]int, m.Channels)

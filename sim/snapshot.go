@@ -4,8 +4,9 @@ package sim
 // needs and nothing it must recompute (docs/architecture.md). A Snapshot is never changed after
 // Step returns it, unless the caller hands it back (Engine.Release).
 type Snapshot struct {
-	Step     int  // 1-based iteration number
-	Now      Time // simulated time at the end of the iteration
+	System   string // the engine's system (Config.System): what its figures measure (UtilMeasure)
+	Step     int    // 1-based iteration number
+	Now      Time   // simulated time at the end of the iteration
 	IterTime Time
 	Batch    int // requests decoding this iteration
 	Prefills int // requests whose prompt ran this iteration
@@ -49,11 +50,14 @@ type BankGrid struct {
 	Rows     int
 	Cols     int
 	ColGroup int       // columns per group (a bank group), 0 = no grouping
-	PIM      []float64 // rows×cols: PIM compute busy fraction
+	PIM      []float64 // rows×cols: PIM compute busy fraction (of PIMWork, when set)
 	Mem      []float64 // rows×cols: memory-traffic busy fraction
 	Owner    []int     // rows×cols: request whose work dominates the cell, -1 = none
 	RowNotes []string  // per row: a short annotation (requests, Σ seq, load)
 	Reason   string    // why the grid is empty, for systems without a bank model
+	// PIMWork, when set, is the one kind of work PIM counts, where the banks' compute
+	// unit does other work too (HeLioS's PEs run the FC layers beside attention).
+	PIMWork string
 	// MeshRows×MeshCols, when set, arranges the rows as a mesh of processing elements in
 	// row-major order (HeLioS's PE mesh). Dies, when set, splits each row's columns into
 	// that many equal groups, one per stacked DRAM die, each a square partition of the
@@ -225,7 +229,7 @@ type Metrics struct {
 	IterTime      Time
 	Throughput    float64            // tokens/s over the run so far (after warm-up)
 	StepTokPerSec float64            // this iteration's tokens / iteration time
-	Util          map[string]float64 // this iteration's utilisation per lane group
+	Util          map[string]float64 // this iteration's utilisation per lane group; UtilMeasure says of what
 	Bubble        map[string]float64 // this iteration's idle fraction per lane group
 	// BubbleCause splits each group's idle fraction by cause (fractions of the group's
 	// lane-time; see bubbleForensics for when the sum differs from Bubble).

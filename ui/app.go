@@ -96,6 +96,7 @@ type Model struct {
 	rects   map[paneID]rect
 
 	helpOverlay
+	jump    goTo // g: the step number typed, and the jump under way
 	picker  *picker
 	fz      forensics
 	chooser *picker  // what to compare the running preset with
@@ -401,6 +402,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(m.stepped(msg), exp)
 	case seekMsg:
 		return m, m.sought(msg)
+	case jumpMsg:
+		return m, m.jumped(msg)
 	case tickMsg:
 		if m.ticked(msg.seq) {
 			return m, m.request(false)
@@ -473,6 +476,9 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 		text := "run finished; r restarts"
 		if s := m.snap; s != nil {
 			text = fmt.Sprintf("run finished after %d steps: %s of %s requests done; r restarts", s.Step, thousands(s.Done), thousands(s.Total))
+			if m.atBudget() {
+				text = fmt.Sprintf("stopped at the step budget (--steps %d): %s of %s requests done; start with --steps 0 to run them to the end", m.cfg.Workload.Steps, thousands(s.Done), thousands(s.Total))
+			}
 		}
 		status = m.setStatus(text, false)
 	case msg.err != nil:
@@ -512,11 +518,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.helpKey(msg, k)
 	}
 	if m.showLog {
+		// Any key closes the log, q too: it says so.
 		m.showLog = false
-		if key.Matches(msg, k.Quit) {
-			return tea.Quit
-		}
 		return nil
+	}
+	if m.jump.typing {
+		return m.goToKey(msg)
 	}
 	if p, ok := m.panes[m.focus].(capturer); ok && p.capturing() {
 		var cmd tea.Cmd
@@ -536,6 +543,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.help, m.helpTop = true, 0
 	case key.Matches(msg, k.Messages):
 		m.showLog = true
+	case key.Matches(msg, k.GoTo):
+		m.jump.typing, m.jump.entry.text = true, ""
 	case key.Matches(msg, k.Reset):
 		return m.reset()
 	case key.Matches(msg, k.Presets):
@@ -714,7 +723,11 @@ func (m *Model) render() string {
 			lines = append(lines, fitLine(l, w))
 		}
 	}
-	lines = append(lines, fitLine(m.footerLine(m.c.Styles, m.keyLine, w), w))
+	if m.jump.typing {
+		lines = append(lines, fitLine(m.jump.line(m.c.Styles, w), w))
+	} else {
+		lines = append(lines, fitLine(m.footerLine(m.c.Styles, m.keyLine, w), w))
+	}
 	// Every line is now exactly w cells: the bands' are their frames side by side.
 	lines = padLines(lines, w, h)
 	switch {
@@ -748,10 +761,22 @@ func (m *Model) header(w int) string {
 	if m.snap != nil {
 		step, now, thr = m.snap.Step, m.snap.Now, m.snap.Metrics.Throughput
 	}
+	at := fmt.Sprintf("step %d", step)
+	if b := m.cfg.Workload.Steps; b > 0 {
+		// A budget the command line asked for: the header says so, and how to lift it.
+		at = fmt.Sprintf("step %d of %d (--steps 0 runs to the end)", step, b)
+		if m.atBudget() {
+			state = "stopped at the budget"
+		}
+	}
 	rights := []string{
-		fmt.Sprintf("step %d · sim %s · %s tok/s · %s", step, fmtTime(now), si(thr), state),
-		fmt.Sprintf("step %d · %s tok/s · %s", step, si(thr), state),
-		fmt.Sprintf("step %d · %s", step, state),
+		fmt.Sprintf("%s · sim %s · %s tok/s · %s", at, fmtTime(now), si(thr), state),
+		fmt.Sprintf("%s · %s tok/s · %s", at, si(thr), state),
+		fmt.Sprintf("%s · %s", at, state),
+		fmt.Sprintf("step %d/%d · %s", step, m.cfg.Workload.Steps, state),
+	}
+	if m.cfg.Workload.Steps <= 0 {
+		rights = rights[:3]
 	}
 	ds := c.Workload.Dataset.Display
 	if ds == "" {
@@ -791,6 +816,12 @@ func (m *Model) header(w int) string {
 		}
 	}
 	return truncate(rights[len(rights)-1]+" · "+c.Preset, w)
+}
+
+// atBudget reports whether the run stopped at its step budget with requests unserved.
+func (m *Model) atBudget() bool {
+	s := m.snap
+	return m.finished && s != nil && m.cfg.Workload.Steps > 0 && s.Step >= m.cfg.Workload.Steps && s.Done < s.Total
 }
 
 // systemName says what hardware the preset models, or "" when the preset's name says

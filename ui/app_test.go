@@ -119,7 +119,9 @@ func TestRunFinishes(t *testing.T) {
 	if d.m.playing || !d.m.finished || d.m.snap.Step != 3 {
 		t.Fatalf("playing %v finished %v step %d", d.m.playing, d.m.finished, d.m.snap.Step)
 	}
-	if s := d.screen(); !strings.Contains(s, "finished") || !strings.Contains(s, "run finished after 3 steps") {
+	// A budget that leaves requests unserved says so, and how to lift it.
+	if s := d.screen(); !strings.Contains(s, "step 3 of 3 (--steps 0 runs to the end)") || !strings.Contains(s, "stopped at the budget") ||
+		!strings.Contains(s, "stopped at the step budget (--steps 3): 0 of 64 requests done") {
 		t.Fatalf("no end of run on screen:\n%s", s)
 	}
 }
@@ -132,15 +134,22 @@ func TestQuit(t *testing.T) {
 			t.Fatalf("%s did not quit", k)
 		}
 	}
-	// q quits from the help overlay too; esc never quits.
+	// The help overlay and the message log say any key closes them: q too, which
+	// quits only once they are closed; esc never quits.
 	d := newDriver(t, "neupims", 120, 40)
 	d.keys("?", "esc", "esc")
 	if d.quit {
 		t.Fatal("esc quit")
 	}
-	d.keys("?", "q")
+	for _, overlay := range []string{"?", "M"} {
+		d.keys(overlay, "q")
+		if d.quit || d.m.help || d.m.showLog {
+			t.Fatalf("q after %s: quit %v, help %v, log %v", overlay, d.quit, d.m.help, d.m.showLog)
+		}
+	}
+	d.keys("q")
 	if !d.quit {
-		t.Fatal("q did not quit from the help")
+		t.Fatal("q did not quit once the overlays were closed")
 	}
 }
 

@@ -67,7 +67,11 @@ type Compare struct {
 	embedded bool // opened from the explorer: esc goes back to it
 	noMouse  bool // leave the mouse to the terminal, as the explorer's option says
 
-	groups []string               // lane groups both sides report, for the strip
+	groups []string // utilisation figures both sides report and measure alike, for the strip
+	jump   goTo     // g: the step number typed
+	// openAt is the step both sides open at: the later of the steps their presets open
+	// at (Config.OpenAt), where each one's regime of interest begins.
+	openAt int
 	hist   [histCap]compareSample // the strip's ratios of the recent steps
 
 	helpOverlay
@@ -134,25 +138,42 @@ func (m *Compare) build(sides [2]Side) error {
 	}
 	m.sides = next
 	m.groups = m.groups[:0]
+	// A figure both sides report and measure alike: L3's gpu is FLOP utilisation, Hermes'
+	// the GPU's busy time, and the two are not compared.
 	for _, g := range next[0].eng.UtilKeys() {
 		for _, h := range next[1].eng.UtilKeys() {
-			if g == h {
+			if g == h && sim.UtilMeasure(sides[0].Config.System, g) == sim.UtilMeasure(sides[1].Config.System, g) {
 				m.groups = append(m.groups, g)
 			}
 		}
 	}
 	m.hist = [histCap]compareSample{}
 	m.step, m.playing, m.pending, m.err = 0, false, 0, nil
+	m.openAt = max(1, sides[0].Config.OpenAt, sides[1].Config.OpenAt)
 	return nil
 }
 
 // Init takes the first step of both sides.
 func (m *Compare) Init() tea.Cmd {
 	cmd := m.request(false)
+	if m.openAt > 1 {
+		cmd = tea.Batch(cmd, m.setStatus(m.openingText(), false))
+	}
 	if m.embedded {
 		return cmd
 	}
 	return tea.Batch(cmd, tea.RequestBackgroundColor)
+}
+
+// openingText says where both sides open and why: the later of their presets' opening
+// steps, so that neither is compared before its regime of interest begins.
+func (m *Compare) openingText() string {
+	for _, s := range m.sides {
+		if s.Config.OpenAt == m.openAt {
+			return fmt.Sprintf("both sides open at step %s, where %s opens (its regime of interest); b steps back", thousands(m.openAt), s.Name)
+		}
+	}
+	return fmt.Sprintf("both sides open at step %s", thousands(m.openAt))
 }
 
 // movers says which sides a move touches. Forward: every side still running that shows
@@ -185,14 +206,18 @@ func (m *Compare) request(back bool) tea.Cmd {
 	}
 	m.busy = true
 	m.seq++
-	return compareStepCmd([2]*sim.Engine{m.sides[0].eng, m.sides[1].eng}, mv, m.seq, back)
+	open := 0
+	if m.step == 0 {
+		open = m.openAt
+	}
+	return compareStepCmd([2]*sim.Engine{m.sides[0].eng, m.sides[1].eng}, mv, m.seq, back, open)
 }
 
 // compareStepCmd moves the engines that mv names, in goroutines of Bubble Tea's, not the
-// UI's. Forward, the two engines step at once: they share nothing. Back, if one side's
-// kept history ends, the other's step back is replayed forward, so the two stay in
-// lockstep.
-func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool) tea.Cmd {
+// UI's. Forward, the two engines step at once: they share nothing; the first move, with
+// open above 1, takes both to step open. Back, if one side's kept history ends, the
+// other's step back is replayed forward, so the two stay in lockstep.
+func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool, open int) tea.Cmd {
 	return func() tea.Msg {
 		msg := compareStepMsg{seq: seq, back: back, moved: mv}
 		if back {
@@ -217,7 +242,11 @@ func compareStepCmd(engs [2]*sim.Engine, mv [2]bool, seq int, back bool) tea.Cmd
 		var wg sync.WaitGroup
 		for i, e := range engs {
 			if mv[i] {
-				wg.Go(func() { msg.snaps[i], msg.errs[i] = e.Step() })
+				wg.Go(func() {
+					if msg.errs[i] = e.StepTo(open); msg.errs[i] == nil {
+						msg.snaps[i], msg.errs[i] = e.Step()
+					}
+				})
 			}
 		}
 		wg.Wait()
@@ -274,7 +303,13 @@ func (m *Compare) stepped(msg compareStepMsg) tea.Cmd {
 			}
 		}
 		if advanced {
-			m.step++
+			// Lockstep: every side that moved shows the same step (the first move may
+			// open past step 1).
+			for i, s := range m.sides {
+				if msg.moved[i] && msg.errs[i] == nil {
+					m.step = s.snap.Step
+				}
+			}
 			m.record()
 		}
 		if m.sides[0].ended && m.sides[1].ended {
@@ -320,6 +355,8 @@ func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case compareStepMsg:
 		return m, m.stepped(msg)
+	case compareJumpMsg:
+		return m, m.jumped(msg)
 	case compareTickMsg:
 		if m.ticked(msg.seq) {
 			return m, m.request(false)
@@ -342,6 +379,9 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.help {
 		return m.helpKey(msg, k)
 	}
+	if m.jump.typing {
+		return m.goToKey(msg)
+	}
 	if cmd, ok := m.transportKey(msg, k, m.request); ok {
 		return cmd
 	}
@@ -355,6 +395,8 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Help):
 		m.help, m.helpTop = true, 0
+	case key.Matches(msg, k.GoTo):
+		m.jump.typing, m.jump.entry.text = true, ""
 	case key.Matches(msg, k.Reset):
 		return m.restart()
 	case key.Matches(msg, k.Focus), key.Matches(msg, k.FocusBack):

@@ -58,7 +58,7 @@ func (m *Model) inCompare(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		m.relayout()
 		return nil, true
 	case stepMsg, tickMsg, clearStatusMsg, exportedMsg, figuresMsg, validationMsg, selectMsg, pickMsg, closePickerMsg,
-		loadedMsg, lessonLoadedMsg, seekMsg:
+		loadedMsg, lessonLoadedMsg, seekMsg, jumpMsg:
 		return nil, false
 	case tea.WindowSizeMsg, tea.BackgroundColorMsg:
 		_, cmd = m.compare.Update(msg)

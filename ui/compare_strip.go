@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/pimtui/pimtui/sim"
@@ -21,6 +22,7 @@ const (
 // diffRow is one figure of both sides at the step shown, and how B relates to A.
 type diffRow struct {
 	name string
+	util string // the Metrics.Util key a utilisation row shows, "" for the others
 	kind diffKind
 	v    [2]float64
 	has  [2]bool // the side has the figure at this step (a side that has ended has not)
@@ -53,7 +55,8 @@ type compareSample struct {
 }
 
 // diffs are the strip's figures at the lockstep step: iteration time, this step's and
-// the run's throughput, utilisation of each lane group both sides have, batch and queue.
+// the run's throughput, each utilisation both sides report (named for what it measures:
+// busy, FLOP util, bandwidth), batch and queue.
 // A side that has ended keeps only its run throughput.
 func (m *Compare) diffs() []diffRow {
 	var at, last [2]*sim.Snapshot
@@ -77,7 +80,9 @@ func (m *Compare) diffs() []diffRow {
 	add("step tok/s", diffRate, 1, at, func(s *sim.Snapshot) (float64, bool) { return s.Metrics.StepTokPerSec, true })
 	add("run tok/s", diffRate, 1, last, func(s *sim.Snapshot) (float64, bool) { return s.Metrics.Throughput, true })
 	for _, g := range m.groups {
-		add("util "+g, diffShare, 0, at, func(s *sim.Snapshot) (float64, bool) { v, ok := s.Metrics.Util[g]; return v, ok })
+		name, ms := utilName(m.sides[0].Config.System, g)
+		add(name+" "+measureWord(ms), diffShare, 0, at, func(s *sim.Snapshot) (float64, bool) { v, ok := s.Metrics.Util[g]; return v, ok })
+		rows[len(rows)-1].util = g
 	}
 	add("batch", diffCount, 0, at, func(s *sim.Snapshot) (float64, bool) { return float64(s.Batch), true })
 	add("queue", diffCount, 0, at, func(s *sim.Snapshot) (float64, bool) { return float64(s.Queue), true })
@@ -210,7 +215,10 @@ func (m *Compare) strip(w, h int) []string {
 		if len(data) == 1 {
 			steps = "step"
 		}
-		hb.str(st.Faint, truncate(fmt.Sprintf("B/A over the last %d %s", len(data), steps), sparkW+1+rangeW))
+		// The longest wording that fits whole: a cut one ("the last 1 s…") reads as seconds.
+		n := len(data)
+		hb.str(st.Faint, firstFit(w-hb.w, fmt.Sprintf("B/A over the last %d %s", n, steps), fmt.Sprintf("B/A, last %d %s", n, steps),
+			fmt.Sprintf("last %d %s", n, steps), fmt.Sprintf("%d %s", n, steps), strconv.Itoa(n)))
 	}
 	header := hb.line(w)
 	var body []string
@@ -285,4 +293,14 @@ func ratioSpark(data []compareSample, name string, w int) (string, float64, floa
 		}
 	}
 	return b.String(), lo, hi
+}
+
+// firstFit is the first of texts at most w cells wide, or "" when none is.
+func firstFit(w int, texts ...string) string {
+	for _, t := range texts {
+		if width(t) <= w {
+			return t
+		}
+	}
+	return ""
 }

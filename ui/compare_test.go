@@ -173,8 +173,8 @@ func checkStrip(t *testing.T, m *Compare, ra, rb []stepFigures, k int) {
 				want[i] = float64(f.batch)
 			case r.name == "queue":
 				want[i] = float64(f.queue)
-			case strings.HasPrefix(r.name, "util "):
-				want[i], has[i] = f.util[strings.TrimPrefix(r.name, "util ")]
+			case r.util != "":
+				want[i], has[i] = f.util[r.util]
 			default:
 				t.Fatalf("unexpected strip row %q", r.name)
 			}

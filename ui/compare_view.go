@@ -109,7 +109,11 @@ func (m *Compare) render() string {
 		title = fmt.Sprintf("Difference · step %d · %s", m.step, m.finishedText())
 	}
 	lines = append(lines, frame(m.c.Styles, title, m.strip(sr.w-2, sr.h-2), sr.w, sr.h, false)...)
-	lines = append(lines, m.footerLine(m.c.Styles, m.keyLine, w))
+	if m.jump.typing {
+		lines = append(lines, fitLine(m.jump.line(m.c.Styles, w), w))
+	} else {
+		lines = append(lines, m.footerLine(m.c.Styles, m.keyLine, w))
+	}
 	lines = fitLines(lines, w, h)
 	if m.help {
 		box := m.helpBox(w, h)
@@ -224,8 +228,8 @@ func (m *Compare) sideFigures(i, w int) []string {
 		first = fmt.Sprintf("finished after %d steps · run %s tok/s", s.Step, si(mt.Throughput))
 	}
 	parts := []string{fmt.Sprintf("batch %d · queue %d · done %s/%s", s.Batch, s.Queue, thousands(s.Done), thousands(s.Total))}
-	for _, k := range sortedKeys(mt.Util) {
-		parts = append(parts, k+" "+pct(mt.Util[k]))
+	for _, r := range utilRows(s) {
+		parts = append(parts, r.name+" "+measureWord(r.measure)+" "+pct(r.v))
 	}
 	p := paint("")
 	if s.Step != m.step {
@@ -256,7 +260,7 @@ func (m *Compare) helpBox(w, h int) []string {
 	section("Keys")
 	k := m.c.Keys
 	var parts []string
-	for _, b := range append(m.shortHelp(), k.Faster, k.Slower) {
+	for _, b := range append(m.shortHelp(), k.GoTo, k.Faster, k.Slower) {
 		if hb := b.Help(); hb.Key != "" {
 			parts = append(parts, st.Bold.render(hb.Key)+" "+hb.Desc)
 		}

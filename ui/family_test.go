@@ -208,7 +208,7 @@ func TestHeatmapHierarchy(t *testing.T) {
 		t.Fatalf("HeLioS banks are not a mesh: %q", hm.Title())
 	}
 	d.keys("l", "j")
-	if hm.cr != 5 || !strings.Contains(d.screen(), "PE(1,1) · PIM") {
+	if hm.cr != 5 || !strings.Contains(d.screen(), "PE(1,1) · attention busy") {
 		t.Fatalf("cursor on PE %d:\n%s", hm.cr, d.screen())
 	}
 	d.keys("enter")

@@ -36,14 +36,15 @@ const ownerGlyphs = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 // (GPU, NPU, NoC) above; a mesh of processing elements is drawn as a mesh, each PE's dies
 // stacked, the NoC between neighbours. When the grid is larger than the pane it shows
 // blocks of cells aligned to the hierarchy (the mean of each), and enter shows a window at
-// full resolution. The colour scale spans this iteration's range, so differences between
-// banks show however small; a makes it absolute (0–100%).
+// full resolution. The scale is absolute (0–100%), so a glyph means the same share in
+// every system and step; a spreads this iteration's range over digits 1–5 instead, so
+// differences between banks show however small, and the legend gives the range.
 type heatmap struct {
 	c        *Common
 	w, h     int
 	snap     *sim.Snapshot
 	mode     heatMode
-	absolute bool
+	relScale bool
 	cr, cc   int // cursor, in grid rows and columns
 	drill    bool
 	r0, c0   int // first grid row and column shown while drilled down
@@ -270,6 +271,9 @@ func (m *heatmap) Title() string {
 		return t
 	}
 	t += " · " + heatModeNames[m.mode]
+	if m.relScale && m.mode != modeOwner {
+		t += " relative"
+	}
 	if m.meshShown() {
 		return t + fmt.Sprintf(" · %d×%d PE mesh", g.MeshRows, g.MeshCols)
 	}
@@ -292,7 +296,7 @@ func (m *heatmap) ShortHelp() []key.Binding {
 }
 
 func (m *heatmap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{helpOnly("m", "mode: PIM, memory, both, owner"), helpOnly("a", "colour scale: this iteration's range or 0–100%"),
+	return [][]key.Binding{{helpOnly("m", "mode: PIM, memory, both, owner"), helpOnly("a", "scale: 0–100% (shades) or this iteration's range (digits 1–5)"),
 		helpOnly("h/j/k/l ↑/↓", "cursor"), helpOnly("enter", "a block's banks (a PE's, on a mesh)"), helpOnly("esc", "back to the overview")}}
 }
 
@@ -535,7 +539,7 @@ func (m *heatmap) Update(msg tea.Msg) (pane, tea.Cmd) {
 			m.scroll()
 			return m, nil
 		case key.Matches(msg, k.Scale):
-			m.absolute = !m.absolute
+			m.relScale = !m.relScale
 			return m, nil
 		}
 		if g == nil {
@@ -708,14 +712,23 @@ func (m *heatmap) unitBusy(u, r0, fr, grp int) float64 {
 	return sum / float64(n)
 }
 
-// relative reports whether the colours span this iteration's range of mode i (0 PIM, 1
-// memory): when asked for and the banks differ at all.
+// relative reports whether the glyphs span this iteration's range of mode i (0 PIM, 1
+// memory): when asked for (a) and the banks differ at all.
 func (m *heatmap) relative(i int) bool {
-	if m.absolute {
+	if !m.relScale {
 		return false
 	}
 	lo, hi := m.scale(i)
-	return hi-lo >= 0.0005
+	return hi-lo >= 5e-6 // what the legend's three decimals of a percentage tell apart
+}
+
+// glyph is the mark of ramp level l of mode i: the absolute scale's shades, or on the
+// iteration's range the digits 1–5, which no one reads as an absolute share.
+func (m *heatmap) glyph(l, i int) rune {
+	if m.relative(i) {
+		return relGlyphs[l]
+	}
+	return heatGlyphs[l]
 }
 
 // level is the ramp index of value v of mode i (0 PIM, 1 memory) on the current scale:
@@ -800,7 +813,7 @@ func (m *heatmap) unitsLine(us []sim.BankUnit) string {
 		lv := heatLevel(u.Busy[0])
 		parts[i] = u.Name + " " + m.c.Styles.PIM[max(1, lv)].render(string(unitGlyph(u.Busy[0]))) + " " + pctInt(u.Busy[0])
 	}
-	return shorten(strings.Join(parts, partSep), m.w)
+	return shorten(m.c.Styles.Faint.render(wordBusy)+"  "+strings.Join(parts, partSep), m.w)
 }
 
 // gridBody draws the column labels and the grid, and says what is under the cursor.
@@ -901,14 +914,14 @@ func (m *heatmap) cell(rb *rowBuf, b block, cur paint) {
 	switch m.mode {
 	case modePIM:
 		l := m.level(b.pim, 0)
-		rb.cell(st.PIM[l].with(cur), heatGlyphs[l])
+		rb.cell(st.PIM[l].with(cur), m.glyph(l, 0))
 	case modeMem:
 		l := m.level(b.mem, 1)
-		rb.cell(st.Mem[l].with(cur), heatGlyphs[l])
+		rb.cell(st.Mem[l].with(cur), m.glyph(l, 1))
 	case modeBoth:
 		lp, lm := m.level(b.pim, 0), m.level(b.mem, 1)
-		rb.cell(st.PIM[lp].with(cur), heatGlyphs[lp])
-		rb.cell(st.Mem[lm].with(cur), heatGlyphs[lm])
+		rb.cell(st.PIM[lp].with(cur), m.glyph(lp, 0))
+		rb.cell(st.Mem[lm].with(cur), m.glyph(lm, 1))
 	case modeOwner:
 		i, ok := m.ownerGlyph(b.owner)
 		if !ok {
@@ -967,19 +980,24 @@ func (m *heatmap) header(q *heatGeom) []string {
 	return out
 }
 
-// ramp is a colour scale's legend: on the iteration's range, its least and greatest
-// value at the ends of the glyphs; absolute, the glyphs' steps.
+// ramp is a scale's legend: absolute, the glyphs' steps; on the iteration's range, the
+// word relative and the least and greatest value at the ends of its digits.
 func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 	var rb rowBuf
 	rb.str("", label+" ")
 	if m.relative(i) {
 		lo, hi := pctApart(m.scale(i))
-		rb.str("", lo+" ")
+		rb.str("", "relative "+lo+" ")
 		for l := 1; l <= 5; l++ {
-			rb.cell(ramp[l], heatGlyphs[l])
+			rb.cell(ramp[l], relGlyphs[l])
 		}
-		rb.str("", " "+hi+" this step")
+		rb.str("", " "+hi)
 	} else {
+		if m.relScale {
+			// Asked for the range, but every bank has the same share: there is none.
+			_, hi := m.scale(i)
+			rb.str("", "relative: every bank at "+pct(hi)+"; ")
+		}
 		for l, t := range []string{"<20", "<40", "<60", "<80", "≥80%"} {
 			if l > 0 {
 				rb.spaces(1)
@@ -991,16 +1009,25 @@ func (m *heatmap) ramp(label string, ramp *[6]paint, i int) string {
 	return rb.line(rb.w)
 }
 
+// pimWord names the PIM cells' figure: the time the banks' compute unit was busy, or
+// busy with the one kind of work the system counts there (HeLioS's PEs: attention).
+func (m *heatmap) pimWord() string {
+	if w := m.snap.Banks.PIMWork; w != "" {
+		return w + " " + wordBusy
+	}
+	return "PIM " + wordBusy
+}
+
 func (m *heatmap) legend() string {
 	st := m.c.Styles
 	var parts []string
 	switch m.mode {
 	case modePIM:
-		parts = append(parts, m.ramp("PIM busy", &st.PIM, 0))
+		parts = append(parts, m.ramp(m.pimWord(), &st.PIM, 0))
 	case modeMem:
-		parts = append(parts, m.ramp("mem busy", &st.Mem, 1))
+		parts = append(parts, m.ramp(wordBandwidth, &st.Mem, 1))
 	case modeBoth:
-		parts = append(parts, m.ramp("PIM", &st.PIM, 0), m.ramp("mem", &st.Mem, 1))
+		parts = append(parts, m.ramp(m.pimWord(), &st.PIM, 0), m.ramp(wordBandwidth, &st.Mem, 1))
 	default:
 		var rb rowBuf
 		rb.str("", "request with most work: ")
@@ -1041,9 +1068,9 @@ func (m *heatmap) detail(q *heatGeom) string {
 	}
 	b := m.block(r0, c0, fr, fc, map[int]int{})
 	where := m.span(m.rows, r0, fr, g.Rows, m.rowLabel) + partSep + m.span(m.cols, c0, fc, g.Cols, m.colLabel)
-	fig := "PIM " + pct(b.pim) + partSep + "mem " + pct(b.mem)
+	fig := m.pimWord() + " " + pct(b.pim) + partSep + wordBandwidth + " " + pct(b.mem)
 	if fr*fc > 1 {
-		fig = fmt.Sprintf("PIM %s (peak %s) · mem %s (peak %s)", pct(b.pim), pct(b.pimMax), pct(b.mem), pct(b.memMax))
+		fig = fmt.Sprintf("%s %s (peak %s) · %s %s (peak %s)", m.pimWord(), pct(b.pim), pct(b.pimMax), wordBandwidth, pct(b.mem), pct(b.memMax))
 	}
 	var units []string
 	for i, u := range g.Units {

@@ -205,7 +205,7 @@ func (m *heatmap) dieBlock(pe, d0, nd, b0, nb, bpd int, votes map[int]int) block
 func (m *heatmap) meshDetail() string {
 	g := &m.snap.Banks
 	b := m.block(m.cr, 0, 1, g.Cols, map[int]int{})
-	parts := []string{m.rowLabel(m.cr), "PIM " + pct(b.pim), "mem " + pct(b.mem)}
+	parts := []string{m.rowLabel(m.cr), m.pimWord() + " " + pct(b.pim), wordBandwidth + " " + pct(b.mem)}
 	if m.cr < len(g.RowNotes) && g.RowNotes[m.cr] != "" {
 		parts = append(parts, g.RowNotes[m.cr])
 	}

@@ -34,7 +34,7 @@ var presetList = sync.OnceValue(func() []PresetInfo {
 		if err != nil {
 			panic(err)
 		}
-		list = append(list, PresetInfo{Name: n, Description: f.Description})
+		list = append(list, PresetInfo{Name: n, Family: f.Family, Description: f.Description})
 	}
 	return list
 })

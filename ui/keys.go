@@ -9,7 +9,7 @@ type KeyMap struct {
 	Play, Step, Back, Faster, Slower, Reset   key.Binding
 	Presets, Focus, FocusBack, Jump, Maximise key.Binding
 	Export, Screen, Help, Quit, Close         key.Binding
-	Compare, Messages                         key.Binding
+	Compare, Messages, GoTo                   key.Binding
 
 	// Lessons: the picker, and in a lesson its steps and the step's whole text.
 	Lessons, LessonNext, LessonPrev, LessonRead key.Binding
@@ -52,6 +52,7 @@ func DefaultKeyMap() *KeyMap {
 		Screen:    b(k("s"), h("s", "save screen")),
 		Help:      b(k("?"), h("?", "help")),
 		Messages:  b(k("M"), h("M", "message log")),
+		GoTo:      b(k("g"), h("g", "go to step (type its number, enter)")),
 		Quit:      b(k("q", "ctrl+c"), h("q", "quit")),
 		Close:     b(k("esc"), h("esc", "back/close")),
 
@@ -83,8 +84,8 @@ func DefaultKeyMap() *KeyMap {
 		NextBubbly: b(k("}"), h("}", "next iteration above it")),
 		Threshold:  b(k("%"), h("%", "bubble threshold 10/25/50/75%")),
 
-		Top:      b(k("g", "home"), h("g", "first")),
-		Bottom:   b(k("G", "end"), h("G", "last")),
+		Top:      b(k("home"), h("home", "first")),
+		Bottom:   b(k("G", "end"), h("G/end", "last")),
 		PageUp:   b(k("pgup", "ctrl+u"), h("pgup", "page up")),
 		PageDown: b(k("pgdown", "ctrl+d"), h("pgdn", "page down")),
 
@@ -103,7 +104,7 @@ func (k *KeyMap) ShortHelp() []key.Binding {
 // FullHelp groups the global bindings for the help overlay.
 func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Play, k.Step, k.Back, k.Faster, k.Slower, k.Reset},
+		{k.Play, k.Step, k.Back, k.GoTo, k.Faster, k.Slower, k.Reset},
 		{k.Focus, k.FocusBack, k.Jump, k.Maximise, k.Close},
 		{k.Presets, k.Compare, k.Export, k.Screen, k.Messages, k.Help, k.Quit},
 		{k.Lessons, k.LessonPrev, k.LessonNext, k.LessonRead, helpOnly("r", "replay the step"), helpOnly("esc", "leave the lesson")},

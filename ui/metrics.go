@@ -115,35 +115,50 @@ func (m *metrics) figures() []string {
 	var lines []string
 	lines = append(lines, flow(fmt.Sprintf("iteration %s · %s tok/s (run %s)", s.IterTime, si(mt.StepTokPerSec), si(mt.Throughput)), m.w)...)
 	lines = append(lines, flow(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, thousands(s.Done), thousands(s.Total)), m.w)...)
-	keys := sortedKeys(mt.Util)
-	nameW := 0
-	for _, k := range keys {
-		nameW = max(nameW, len(k))
-	}
-	barW := clamp(m.w-nameW-9, 4, 30)
-	for _, k := range keys {
-		f := mt.Util[k]
-		var rb rowBuf
-		rb.str("", fmt.Sprintf("%-*s ", nameW, k))
-		n := clamp(int(f*float64(barW)+0.5), 0, barW)
-		rb.str(st.Accent, strings.Repeat("█", n))
-		rb.str(st.Faint, strings.Repeat("·", barW-n))
-		rb.str("", " "+pct(f))
-		lines = append(lines, rb.line(rb.w))
-	}
+	lines = append(lines, m.utilLines()...)
 	lines = append(lines, causeBar(st, mt, m.w)...)
-	if b := sortedKeys(mt.Bubble); len(b) > 0 {
-		parts := make([]string, len(b))
-		for i, k := range b {
-			parts[i] = k + " " + pct(mt.Bubble[k])
-		}
-		lines = append(lines, flow("idle: "+strings.Join(parts, partSep), m.w)...)
-	}
 	kv := "KV used " + pct(mt.KVUtil)
 	if mt.LoadImbalance > 0 {
 		kv += fmt.Sprintf(" · imbalance %.3g× max/mean", mt.LoadImbalance)
 	}
 	return append(lines, flow(kv, m.w)...)
+}
+
+// utilLines are the utilisation figures, one per line under the word for what they
+// measure (busy, FLOP util, bandwidth), each with a bar.
+func (m *metrics) utilLines() []string {
+	st := m.c.Styles
+	rows := utilRows(m.snap)
+	nameW := 0
+	for _, r := range rows {
+		nameW = max(nameW, width(r.name))
+	}
+	wordW := 0
+	for _, r := range rows {
+		wordW = max(wordW, width(measureWord(r.measure)))
+	}
+	barW := min(m.w-wordW-nameW-10, 30)
+	var lines []string
+	for i, r := range rows {
+		var rb rowBuf
+		if barW < 4 {
+			// Too narrow for columns and bars: each figure says its word.
+			lines = append(lines, shorten(measureWord(r.measure)+" "+r.name+" "+pct(r.v), m.w))
+			continue
+		}
+		word := measureWord(r.measure)
+		if i > 0 && rows[i-1].measure == r.measure {
+			word = ""
+		}
+		rb.str(st.Faint, fitLine(word, wordW)+" ")
+		rb.str("", fitLine(r.name, nameW)+" ")
+		n := clamp(int(r.v*float64(barW)+0.5), 0, barW)
+		rb.str(st.Accent, strings.Repeat("█", n))
+		rb.str(st.Faint, strings.Repeat("·", barW-n))
+		rb.str("", " "+pct(r.v))
+		lines = append(lines, rb.line(rb.w))
+	}
+	return lines
 }
 
 // causeBar is the iteration's bubble share split by cause: a bar standing for all the

@@ -400,6 +400,14 @@ func (m *neurons) figures() []string {
 	if !s.Dense {
 		pred = fmt.Sprintf("predictor: accuracy %s · recall %s · precision %s", pct(s.Accuracy), pct(s.Recall), pct(s.Precision))
 	}
+	if s.Token == 0 || m.snap.Batch == 0 {
+		// A step that decoded nothing (a prompt's) activated no neurons: its shares and
+		// the predictor's scores are not measured, and read as such.
+		gpu = fmt.Sprintf("GPU serves — of active bytes (after the first decode step) · %.0f of %.0f MB hot", s.HotMB, s.BudgetMB)
+		if !s.Dense {
+			pred = "predictor: accuracy — · recall — · precision — (after the first decode step)"
+		}
+	}
 	moves := fmt.Sprintf("token %d · promoted %s (%.3g MB) · remapped %s (%.3g MB)", s.Token, thousands(s.Promoted), s.PromotedMB, thousands(s.Remapped), s.RemappedMB)
 	if s.Window > 0 {
 		moves += fmt.Sprintf(" · window %d/%d", s.WindowPos, s.Window)
@@ -467,16 +475,32 @@ func (m *neurons) whereGlyph(j int) rune {
 	return unicode.ToUpper(rune(name[0]))
 }
 
-// whereLegend maps each location's mark to its name, as many as fit.
+// whereLegend maps each location's mark to its name. A run of numbered devices is said
+// once (01234567 DIMM0–7), so every mark the map can show is in the legend; what does not
+// fit is counted, never left out silently.
 func (m *neurons) whereLegend() string {
+	locs := m.snap.Neurons.Locations
 	var rb rowBuf
 	rb.str("", "where most run: ")
-	for j, name := range m.snap.Neurons.Locations {
-		if j >= maxWhere || rb.w+width(name)+3 > m.w {
+	for j := 0; j < len(locs) && j < maxWhere; {
+		prefix, numbered := strings.CutSuffix(locs[j], string(m.whereGlyph(j)))
+		k := j + 1
+		for numbered && k < len(locs) && k < maxWhere && m.whereGlyph(k) != '?' && strings.TrimSuffix(locs[k], string(m.whereGlyph(k))) == prefix {
+			k++
+		}
+		name := locs[j]
+		if k-j > 1 {
+			name = locs[j] + "–" + string(m.whereGlyph(k-1))
+		}
+		if rb.w+(k-j)+width(name)+2 > m.w-4 {
+			rb.str(m.c.Styles.Faint, fmt.Sprintf("+%d more", len(locs)-j))
 			break
 		}
-		rb.cell(m.c.Styles.Req[j%len(m.c.Styles.Req)], m.whereGlyph(j))
+		for i := j; i < k; i++ {
+			rb.cell(m.c.Styles.Req[i%len(m.c.Styles.Req)], m.whereGlyph(i))
+		}
 		rb.str("", " "+name+" ")
+		j = k
 	}
 	if rb.w+18 <= m.w {
 		rb.str(m.c.Styles.Faint, "· dim: fires <10%")

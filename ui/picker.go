@@ -6,11 +6,11 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// PresetInfo is a preset the picker offers: its name, one-line description and how many
-// paper experiments it declares.
+// PresetInfo is a preset the picker offers: its name, family, one-line description and
+// how many paper experiments it declares.
 type PresetInfo struct {
-	Name, Description string
-	Experiments       int
+	Name, Family, Description string
+	Experiments               int
 }
 
 // pickMsg asks the root to load preset name.
@@ -57,13 +57,14 @@ func newPicker(c *Common, items []PresetInfo, current string) *picker {
 }
 
 // refilter ranks the items against the filter: an exact name first, then names that
-// start with it, then names that hold its letters in order, then descriptions that
-// contain it; the list order breaks ties. The cursor goes to the best match, so enter
-// after typing a name loads that name.
+// start with it, then names that hold its letters in order, then the presets of a family
+// whose name starts with it (l3 finds gpu-dgx, the baseline of L3's paper), then
+// descriptions that contain it; the list order breaks ties. The cursor goes to the best
+// match, so enter after typing a name loads that name.
 func (p *picker) refilter() {
 	p.matches = p.matches[:0]
 	f := strings.ToLower(p.filter.text)
-	var rank [4][]int
+	var rank [5][]int
 	for i, it := range p.items {
 		name := strings.ToLower(it.Name)
 		switch {
@@ -75,8 +76,10 @@ func (p *picker) refilter() {
 			rank[1] = append(rank[1], i)
 		case subsequence(name, f):
 			rank[2] = append(rank[2], i)
-		case strings.Contains(strings.ToLower(it.Description), f):
+		case it.Family != "" && strings.HasPrefix(strings.ToLower(it.Family), f):
 			rank[3] = append(rank[3], i)
+		case strings.Contains(strings.ToLower(it.Description), f):
+			rank[4] = append(rank[4], i)
 		}
 	}
 	for _, r := range rank {

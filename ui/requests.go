@@ -232,7 +232,7 @@ func (m *requests) ShortHelp() []key.Binding {
 func (m *requests) FullHelp() [][]key.Binding {
 	k := m.c.Keys
 	return [][]key.Binding{{helpOnly("j/k ↑/↓", "select a request"), helpOnly("h/l", "previous/next column"),
-		helpOnly("pgup/pgdn", "page"), helpOnly("g/G", "first/last"), helpOnly("esc", "clear the filter, then the selection")},
+		helpOnly("pgup/pgdn", "page"), helpOnly("home/G", "first/last"), helpOnly("esc", "clear the filter, then the selection")},
 		{k.Filter, k.Sort, k.SortReverse}}
 }
 

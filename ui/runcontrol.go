@@ -35,6 +35,11 @@ type runControl struct {
 	// after schedules a message (autoplay ticks, status expiry); tests replace it to
 	// control time.
 	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+	// now is the wall clock autoplay's achieved rate is measured on; landed holds when
+	// the last steps of autoplay landed, nLanded how many it holds.
+	now     func() time.Time
+	landed  [16]time.Time
+	nLanded int
 
 	frame frameCache
 }
@@ -66,7 +71,7 @@ func (f *frameCache) view(draw func() tea.View) tea.View {
 }
 
 func newRunControl(tickMsg, expiredMsg func(seq int) tea.Msg) runControl {
-	return runControl{speed: defaultSpeed, tickMsg: tickMsg, expiredMsg: expiredMsg, after: tea.Tick}
+	return runControl{speed: defaultSpeed, tickMsg: tickMsg, expiredMsg: expiredMsg, after: tea.Tick, now: time.Now}
 }
 
 // queue counts a move asked for while one is in flight and says whether it did.
@@ -89,7 +94,28 @@ func (r *runControl) arrived(seq int) bool {
 		return false
 	}
 	r.busy = false
+	if r.playing {
+		r.landed[r.nLanded%len(r.landed)] = r.now()
+		r.nLanded++
+	}
 	return true
+}
+
+// achieved is the rate autoplay's last steps landed at, in steps per second, and
+// whether enough have landed to say: a step that takes longer than the tick's interval
+// (a Hermes engine's, at 60/s) slows autoplay below the speed asked for.
+func (r *runControl) achieved() (float64, bool) {
+	n := min(r.nLanded, len(r.landed))
+	if n < 4 {
+		return 0, false
+	}
+	first := r.landed[(r.nLanded-n)%len(r.landed)]
+	last := r.landed[(r.nLanded-1)%len(r.landed)]
+	d := last.Sub(first).Seconds()
+	if d <= 0 {
+		return 0, false
+	}
+	return float64(n-1) / d, true
 }
 
 // next follows a move's result with status: the next queued move through request, or
@@ -157,6 +183,7 @@ func (r *runControl) transportKey(msg tea.KeyPressMsg, k *KeyMap, request func(b
 	switch {
 	case key.Matches(msg, k.Play):
 		r.playing = !r.playing
+		r.nLanded = 0
 		if r.playing && !r.busy {
 			return request(false), true
 		}
@@ -168,8 +195,10 @@ func (r *runControl) transportKey(msg tea.KeyPressMsg, k *KeyMap, request func(b
 		return request(true), true
 	case key.Matches(msg, k.Faster):
 		r.speed = min(len(speeds)-1, r.speed+1)
+		r.nLanded = 0
 	case key.Matches(msg, k.Slower):
 		r.speed = max(0, r.speed-1)
+		r.nLanded = 0
 	default:
 		return nil, false
 	}
@@ -177,10 +206,16 @@ func (r *runControl) transportKey(msg tea.KeyPressMsg, k *KeyMap, request func(b
 }
 
 // playState is the header's word for the run: playing at its speed, finished or paused.
+// Playing says the rate the steps land at when it falls short of the speed asked for, so
+// the header never claims a rate the engine does not keep up with.
 func (r *runControl) playState(finished bool) string {
 	switch {
 	case r.playing:
-		return fmt.Sprintf("playing %s/s", fmt.Sprint(speeds[r.speed]))
+		asked := speeds[r.speed]
+		if got, ok := r.achieved(); ok && got < 0.9*asked {
+			return fmt.Sprintf("playing %s/s (%s/s asked)", fmtRate(got), fmt.Sprint(asked))
+		}
+		return fmt.Sprintf("playing %s/s", fmt.Sprint(asked))
 	case finished:
 		return "finished"
 	}
@@ -230,4 +265,15 @@ func (r *runControl) logBox(st *Styles, w, h int) []string {
 	body = body[max(0, len(body)-room):]
 	body = append(body, st.Faint.render("the last "+fmt.Sprint(logCap)+" messages are kept · any key closes"))
 	return frame(st, " Messages ", padBox(body, inner), bw, min(h, len(body)+2), true)
+}
+
+// fmtRate is a rate of steps per second to two significant figures: 15, 2.5, 0.41.
+func fmtRate(v float64) string {
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }

@@ -80,6 +80,8 @@ func Snapshot(cfg sim.Config, opts Options, steps, w, h int, focus string) (stri
 			return "", &PaneError{focus}
 		}
 	}
+	// The frame is taken at step steps; a budget would only make the header say so.
+	cfg.Workload.Steps = 0
 	m, err := New(cfg, opts)
 	if err != nil {
 		return "", &ConfigError{err}

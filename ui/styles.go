@@ -35,6 +35,7 @@ func (p paint) with(q paint) paint {
 // NO_COLOR and in black-and-white screenshots.
 var (
 	heatGlyphs = []rune(" ·░▒▓█")       // a cell's busy fraction: 0, <20%, <40%, <60%, <80%, ≥80%
+	relGlyphs  = []rune(" 12345")       // a cell's place in the iteration's range, least to most
 	barGlyphs  = []rune(" ▁▂▃▄▅▆▇█")    // a lane group's fraction of busy lanes
 	sbGlyphs   = [3]rune{'█', '█', '▓'} // span fill without colour: whole batch, SB1, SB2
 	// causeGlyphs tell the causes of idle time apart in a stacked bar without colour.

@@ -29,12 +29,28 @@ func (t *textEntry) key(km tea.KeyPressMsg) bool {
 	return false
 }
 
-// matches reports whether any of fields contains the text, ignoring case.
+// matches reports whether any of fields contains the text, ignoring case. A number at
+// either end of the text is whole: ch3 finds ch3 but neither ch30 nor ch13, #1 finds #1
+// but not #12.
 func (t *textEntry) matches(fields ...string) bool {
 	f := strings.ToLower(t.text)
+	if f == "" {
+		return true
+	}
+	digitAt := func(s string, i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	headDigit, tailDigit := digitAt(f, 0), digitAt(f, len(f)-1)
 	for _, s := range fields {
-		if strings.Contains(strings.ToLower(s), f) {
-			return true
+		s = strings.ToLower(s)
+		for at := 0; at <= len(s)-len(f); {
+			i := strings.Index(s[at:], f)
+			if i < 0 {
+				break
+			}
+			i += at
+			if !(headDigit && digitAt(s, i-1)) && !(tailDigit && digitAt(s, i+len(f))) {
+				return true
+			}
+			at = i + 1
 		}
 	}
 	return false

@@ -815,7 +815,13 @@ func (m *timeline) ruler(g *tlGeom) string {
 		left, lp = "↑"+strconv.Itoa(above)+" more", st.Bold
 	}
 	var rb rowBuf
-	rb.str(lp, fitLine(left, g.labelW))
+	if g.pctCol && width(left)+len(wordBusy)+2 <= g.labelW {
+		// The rows' figures are busy shares: the word heads their column.
+		rb.str(lp, fitLine(left, g.labelW-len(wordBusy)-1))
+		rb.str(st.Faint, wordBusy+" ")
+	} else {
+		rb.str(lp, fitLine(left, g.labelW))
+	}
 	rb.str(st.Faint, string(buf))
 	return rb.line(m.w)
 }
