@@ -256,6 +256,7 @@ func TestOfflineMappingIgnoresTheBatch(t *testing.T) {
 		return h.hotBytes
 	}
 	h1, h16 := hot(1), hot(16)
+	t.Logf("hot set %.2f GB at batch 1, %.2f GB at batch 16", h1/1e9, h16/1e9)
 	if h1 != h16 || h1 <= 0 {
 		t.Fatalf("hot set %.2f GB at batch 1, %.2f GB at batch 16: want the same mapping", h1/1e9, h16/1e9)
 	}
