@@ -15,7 +15,8 @@ type PlatformSec struct {
 	ComputeEfficiency float64 `toml:"compute_efficiency" min:"0.01" max:"1" doc:"fraction of peak FLOP/s a GEMM reaches (calibration knob)"`
 	MemoryEfficiency  float64 `toml:"memory_efficiency" min:"0.01" max:"1" doc:"fraction of peak bandwidth a streaming kernel reaches"`
 	LaunchOverheadUs  float64 `toml:"launch_overhead_us" min:"0" max:"10000" doc:"per-kernel launch overhead in µs (0: the catalogue's)"`
-	PCIeGBps          float64 `toml:"pcie_gbps" min:"0.1" max:"10000" doc:"GPU↔host/DIMM PCIe bandwidth, GB/s"`
+	PCIeGBps          float64 `toml:"pcie_gbps" min:"0.1" max:"10000" doc:"GPU↔host/DIMM PCIe bandwidth, both directions together, GB/s"`
+	PCIeEfficiency    float64 `toml:"pcie_efficiency" min:"0.01" max:"1" doc:"share of one PCIe direction (pcie_gbps / 2) a DMA reaches, for every system on the link"`
 	PCIeLatencyUs     float64 `toml:"pcie_latency_us" min:"0" max:"100000" doc:"latency of one PCIe transfer or synchronisation, µs"`
 	HostGBps          float64 `toml:"host_gbps" min:"0.1" max:"10000" doc:"host CPU memory bandwidth, GB/s (Hermes-host)"`
 	HostGFLOPS        float64 `toml:"host_gflops" min:"1" max:"1000000" doc:"host CPU FP16 GEMV compute, GFLOP/s (Hermes-host)"`
@@ -80,7 +81,7 @@ type SparsitySec struct {
 // HermesSec holds the mechanisms of the paper's ablation path.
 type HermesSec struct {
 	Cold         string `toml:"cold" enum:"ndp,host" doc:"who computes cold neurons: ndp (the DIMM that holds them) or host (the CPU, Hermes-host)"`
-	Mapper       string `toml:"mapper" enum:"greedy,random" doc:"offline mapping: greedy (ILP-equivalent, Eq. 1–7) or random (Hermes-random)"`
+	Mapper       string `toml:"mapper" enum:"greedy,random,capacity" doc:"offline mapping: greedy (ILP-equivalent, Eq. 1–7), random (Hermes-random) or capacity (PowerInfer's: the GPU memory filled with the most activated neurons)"`
 	Layout       string `toml:"layout" enum:"lpt,chunked,random" doc:"initial home DIMMs of the neurons"`
 	Predictor    string `toml:"predictor" enum:"paper,oracle" doc:"paper: 4-bit state + top-2 correlation; oracle: the exact activated set"`
 	Compare      string `toml:"compare" enum:"ge,gt" doc:"predict active when s1 + λ·s2 ≥ T (ge) or > T (gt, as printed)"`
@@ -99,7 +100,6 @@ type HermesSec struct {
 // OffloadSec is an offloading baseline.
 type OffloadSec struct {
 	Framework      string  `toml:"framework" enum:"accelerate,flexgen,dejavu" doc:"offloading framework"`
-	DMAEfficiency  float64 `toml:"dma_efficiency" min:"0.01" max:"1" doc:"share of one PCIe direction (platform.pcie_gbps / 2) a pinned host-to-GPU copy reaches"`
 	PredictorShare float64 `toml:"predictor_share" min:"0" max:"0.99" doc:"Deja Vu: the MLP predictor's share of GPU compute time"`
 }
 
@@ -116,7 +116,7 @@ func (p *PlatformSec) apply(cfg *sim.Config, c *catalogs) error {
 	}
 	cfg.Hermes.Platform = sim.HermesPlatform{GPU: g.Name, GPUDisplay: g.Display, GPUTFLOPS: g.PeakTFLOPS, GPUBandwidthGBps: g.BandwidthGBps, GPUCapacityGB: g.CapacityGB,
 		GPUWeightGB: p.GPUWeightGB, ComputeEfficiency: p.ComputeEfficiency, MemoryEfficiency: p.MemoryEfficiency, LaunchOverheadUs: g.LaunchOverheadUs,
-		PCIeGBps: p.PCIeGBps, PCIeLatencyUs: p.PCIeLatencyUs, HostGBps: p.HostGBps, HostGFLOPS: p.HostGFLOPS}
+		PCIeGBps: p.PCIeGBps, PCIeEfficiency: p.PCIeEfficiency, PCIeLatencyUs: p.PCIeLatencyUs, HostGBps: p.HostGBps, HostGFLOPS: p.HostGFLOPS}
 	return nil
 }
 
@@ -172,6 +172,6 @@ func (h *HermesSec) apply(cfg *sim.Config, _ *catalogs) error {
 }
 
 func (o *OffloadSec) apply(cfg *sim.Config, _ *catalogs) error {
-	cfg.Hermes.Offload = sim.OffloadPolicy{Framework: o.Framework, DMAEfficiency: o.DMAEfficiency, PredictorShare: o.PredictorShare}
+	cfg.Hermes.Offload = sim.OffloadPolicy{Framework: o.Framework, PredictorShare: o.PredictorShare}
 	return nil
 }

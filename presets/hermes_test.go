@@ -154,6 +154,9 @@ func TestHermesBadInput(t *testing.T) {
 	if err := f.Set("ndp.dimms=-1"); err == nil || !strings.Contains(err.Error(), "ndp.dimms") {
 		t.Errorf("ndp.dimms=-1: %v", err)
 	}
+	if err := f.Set("platform.pcie_efficiency=1.5"); err == nil || !strings.Contains(err.Error(), "platform.pcie_efficiency") {
+		t.Errorf("platform.pcie_efficiency=1.5: %v", err)
+	}
 }
 
 // BenchmarkHermesStep70B is one decode step of the hermes preset (LLaMA2-70B, batch 1)

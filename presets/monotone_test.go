@@ -21,9 +21,9 @@ var monoResources = map[string][]string{
 	sim.SystemLoLPIM: {"aim.clock_ghz", "aim.channel_io_gbps", "aim.epu_elems_per_ns", "aim.interface_gbps", "aim.inter_node_gbps", "lolpim.xpu_compute_efficiency", "lolpim.xpu_memory_efficiency"},
 	sim.SystemHeLioS: {"hb.macs_per_pe", "hb.pin_rate_gbps", "hb.clock_ghz", "hb.vector_lanes", "hb.noc_link_gbps", "cluster.nvlink_gbps", "cluster.compute_efficiency", "cluster.memory_efficiency"},
 	sim.SystemGPUNMP: {"nmp.cube_fpus", "nmp.bank_bw_scale", "nmp.bank_flop_per_byte", "nmp.cube_bw_scale", "nmp.softmax_gflops", "cluster.nvlink_gbps", "cluster.compute_efficiency", "cluster.memory_efficiency"},
-	sim.SystemHermes: {"ndp.multipliers", "ndp.clock_ghz", "ndp.link_gbps", "platform.gpu_bandwidth_gbps", "platform.compute_efficiency", "platform.pcie_gbps", "platform.host_gbps", "platform.host_gflops"},
+	sim.SystemHermes: {"ndp.multipliers", "ndp.clock_ghz", "ndp.link_gbps", "platform.gpu_bandwidth_gbps", "platform.compute_efficiency", "platform.pcie_gbps", "platform.pcie_efficiency", "platform.host_gbps", "platform.host_gflops"},
 	sim.SystemOffload: {"platform.gpu_bandwidth_gbps", "platform.compute_efficiency", "platform.memory_efficiency", "platform.pcie_gbps", "platform.host_gbps",
-		"offload.dma_efficiency"},
+		"platform.pcie_efficiency"},
 }
 
 // monoFull replaces a workload of monoWorkload outside -short: Hermes' online promotion

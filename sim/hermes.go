@@ -105,7 +105,7 @@ func newHermes(c *Config) (*hermes, error) {
 		return nil, errors.New("the NDP-DIMM needs a positive capacity, ranks, bank groups, banks per group, data rate and bus width")
 	}
 	h.gpu = gpuDevice(p)
-	h.pcie = Link{Name: "PCIe", Bandwidth: p.PCIeGBps * 1e9, Latency: FromSeconds(p.PCIeLatencyUs * 1e-6)}
+	h.pcie = Link{Name: "PCIe", Bandwidth: p.PCIeBytesPerSec(), Latency: FromSeconds(p.PCIeLatencyUs * 1e-6)}
 	if h.host {
 		if p.HostGBps <= 0 || p.HostGFLOPS <= 0 {
 			return nil, errors.New("Hermes-host computes cold neurons on the host CPU: platform.host_gbps and platform.host_gflops must be positive")
@@ -170,16 +170,17 @@ func newHermes(c *Config) (*hermes, error) {
 		h.lane = append(h.lane, Lane{Name: "DIMM-link", Group: "link", Transfer: true})
 	}
 
-	// The offline mapping.
-	B := max(1, c.Workload.MaxBatch)
+	// The offline mapping, once for every batch (§IV-B): Eq. 4–5 weigh each neuron's
+	// profiled activation frequency by the time one unit takes to compute it, one token's
+	// worth (T_l^j), and 2·T_sync moves one token's vector each way.
 	if hc.Sparsity.Enabled {
 		if err := checkSparsity(hc.Sparsity); err != nil {
 			return nil, err
 		}
-		cost := neuronCosts{budget: h.budget, homes: h.J, batch: B, sync: 2 * (h.pcie.Time(float64(B*sh.DModel) * prec)).Seconds()}
+		cost := neuronCosts{budget: h.budget, homes: h.J, sync: 2 * (h.pcie.Time(float64(sh.DModel) * prec)).Seconds()}
 		for k, by := range [2]float64{h.bQKV, h.bMLP} {
-			cost.gpu[k] = h.gpu.Time(float64(B)*by, by).Seconds() - h.gpu.LaunchOverhead.Seconds()
-			cost.dimm[k] = h.home.Time(float64(B)*by, by).Seconds()
+			cost.gpu[k] = h.gpu.Time(2*by/prec, by).Seconds() - h.gpu.LaunchOverhead.Seconds()
+			cost.dimm[k] = h.home.Time(2*by/prec, by).Seconds()
 		}
 		ns, err := newNeuronSim(hc.Sparsity, hc.Policy, c.Workload.Seed, L, [2]int{h.nQKV, h.nMLP}, [2]float64{h.bQKV, h.bMLP}, h.J, cost)
 		if err != nil {
@@ -248,6 +249,8 @@ func checkPlatform(p HermesPlatform) error {
 		return fmt.Errorf("platform.gpu_weight_gb must be above 0 and at most the GPU's %.0f GB, got %g", p.GPUCapacityGB, p.GPUWeightGB)
 	case p.PCIeGBps <= 0:
 		return errors.New("platform.pcie_gbps must be positive")
+	case !(p.PCIeEfficiency > 0 && p.PCIeEfficiency <= 1):
+		return fmt.Errorf("platform.pcie_efficiency must be in (0, 1], got %g", p.PCIeEfficiency)
 	case p.ComputeEfficiency <= 0 || p.MemoryEfficiency <= 0:
 		return errors.New("the GPU's compute and memory efficiencies must be positive")
 	}
@@ -305,8 +308,10 @@ func (h *hermes) admit(cands, _ []*Request) []bool {
 type hplan struct {
 	s    *Schedule
 	last int // the op the next layer waits for (−1: none)
-	// scratch of sparseBlock: each home location's neurons, the ops the merge waits for
+	// scratch of sparseBlock: each home location's neurons, the ops the merge waits for,
+	// each location's neuron-requests (GPU first)
 	homeN, ends []int
+	work        []int32
 }
 
 func (h *hermes) add(p *hplan, op Op, layer int, deps ...int) int {
@@ -343,7 +348,7 @@ func (h *hermes) homeOp(j int, name string, bytes, flops float64, extra Time) Op
 }
 
 func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
-	p := &hplan{s: s, last: -1, homeN: make([]int, h.J)}
+	p := &hplan{s: s, last: -1, homeN: make([]int, h.J), work: make([]int32, 1+h.J)}
 	clear(h.homeBytes)
 	clear(h.coldBytes)
 	clear(h.homeFlops)
@@ -363,7 +368,11 @@ func (h *hermes) plan(s *Schedule, decode, prefill []*Request) []StageMark {
 		h.ns.setBatch(ids, fresh, plen)
 	}
 	if len(prefill) > 0 {
-		h.planPrefill(p, prefill)
+		if h.host && h.ns != nil {
+			h.planPrefillHybrid(p, prefill)
+		} else {
+			h.planPrefill(p, prefill)
+		}
 	}
 	if len(decode) > 0 {
 		h.planDecode(p, decode)
@@ -412,14 +421,7 @@ func (h *hermes) resetGPUSet() {
 func (h *hermes) planPrefill(p *hplan, reqs []*Request) {
 	sh := h.sh
 	prec := float64(sh.Precision)
-	tok := 0
-	var attn float64
-	for _, r := range reqs {
-		n := r.SeqLen()
-		tok += n
-		attn += 2 * float64(h.qDim) * float64(n) * float64(n) // QKᵀ and ×V over a causal prompt
-	}
-	T := float64(tok)
+	T, attn := h.promptWork(reqs)
 	layerParams := sh.QKVParams() + sh.ProjParams() + sh.FFNParams()
 	stream := (sh.QKVParams() + sh.FFNParams()) * prec
 	L := sh.Layers
@@ -439,6 +441,81 @@ func (h *hermes) planPrefill(p *hplan, reqs []*Request) {
 	reload := h.add(p, h.pcieOp("reload hot", h.hotBytes), L-1, lm, kvOut)
 	h.gpuBytes += layerParams * prec * float64(L)
 	p.last = reload
+}
+
+// promptWork is a prefill's tokens and its attention FLOPs per layer (QKᵀ and ×V over
+// each causal prompt).
+func (h *hermes) promptWork(reqs []*Request) (tokens, attn float64) {
+	for _, r := range reqs {
+		n := float64(r.SeqLen())
+		tokens += n
+		attn += 2 * float64(h.qDim) * n * n
+	}
+	return tokens, attn
+}
+
+// planPrefillHybrid is the prompting stage of Hermes-host, which follows PowerInfer's
+// configuration (§V-A, [53]): PowerInfer builds one split graph whatever the number of
+// tokens (llama.cpp llm_build_ffn_sparse), so the prompt runs as a decode token does, the
+// GPU computing its resident neurons for every prompt token and the host CPU its own from
+// host memory, each row the prompt fires read once and multiplied for every token that
+// fires it (ggml.c ggml_compute_forward_mul_mat_sparse); only the tokens' vectors cross
+// PCIe. Attention runs on the host, beside the KV cache; the projection on the GPU. The
+// rows and neuron-tokens are the expected ones of the profiled frequencies: a neuron of
+// frequency f is read when any of the prompt's T tokens fires it, 1 − (1 − f)^T.
+func (h *hermes) planPrefillHybrid(p *hplan, reqs []*Request) {
+	sh := h.sh
+	prec := float64(sh.Precision)
+	T, attn := h.promptWork(reqs)
+	var read [2][]float64
+	for k, kd := range h.ns.kinds {
+		read[k] = make([]float64, kd.n)
+		for r, f := range kd.p {
+			read[k][r] = 1 - math.Pow(1-f, T)
+		}
+	}
+	block := func(bid, layer int, after int) int {
+		b := h.ns.blocks[bid]
+		f := b.kind0.p
+		rd := read[b.kind]
+		var rows, fired [2]float64 // GPU, host
+		for r, l := range b.loc {
+			at := min(1, int(l))
+			rows[at] += rd[r]
+			fired[at] += f[r]
+		}
+		out := h.qDim + 2*h.kvDim
+		if b.kind == kindMLP {
+			out = sh.DModel
+		}
+		per := 2 * b.bytes / prec
+		si := h.add(p, h.pcieOp("sync in", T*float64(sh.DModel)*prec), layer, after)
+		g := h.add(p, h.gpuOp("prefill hot", rows[0]*b.bytes, T*fired[0]*per), layer, si)
+		so := h.add(p, h.pcieOp("sync out", T*float64(out)*prec), layer, g)
+		c := h.add(p, h.homeOp(0, "prefill cold", rows[1]*b.bytes, T*fired[1]*per, 0), layer, after)
+		h.gpuBytes += rows[0] * b.bytes
+		h.homeBytes[0] += rows[1] * b.bytes
+		h.coldBytes[0] += rows[1] * b.bytes
+		h.homeFlops[0] += T * fired[1] * per
+		partial := T * float64(out) * prec
+		return h.add(p, h.homeOp(0, "merge", 3*partial, T*float64(out), 0), layer, so, c)
+	}
+	prev := p.last
+	for l := range sh.Layers {
+		qkv := block(2*l, l, prev)
+		kvB := T * 2 * float64(h.kvDim) * prec
+		a := h.add(p, h.homeOp(0, "attention", kvB, attn, 0), l, qkv)
+		h.homeBytes[0] += kvB
+		h.homeFlops[0] += attn
+		in := h.add(p, h.pcieOp("sync in", T*float64(h.qDim)*prec), l, a)
+		pj := h.add(p, h.gpuOp("Proj", sh.ProjParams()*prec, 2*T*sh.ProjParams()), l, in)
+		h.gpuBytes += sh.ProjParams() * prec
+		out := h.add(p, h.pcieOp("sync out", T*float64(sh.DModel)*prec), l, pj)
+		prev = block(2*l+1, l, out)
+	}
+	in := h.add(p, h.pcieOp("sync in", float64(len(reqs)*sh.DModel)*prec), sh.Layers-1, prev)
+	p.last = h.add(p, h.gpuOp("LM head", h.lmBytes, 2*float64(len(reqs))*float64(sh.Vocab*sh.DModel)), sh.Layers-1, in)
+	h.gpuBytes += h.lmBytes
 }
 
 func (h *hermes) planDecode(p *hplan, decode []*Request) {
@@ -580,8 +657,11 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 	if kind == kindMLP {
 		n, by, outW, hot, cold = h.nMLP, h.bMLP, sh.DModel, "MLP hot", "MLP cold"
 	}
+	// Each unit reads its computed neurons' rows once and multiplies each for every
+	// request whose input needs it: its neuron-requests (work), or, dense, every neuron
+	// for every request.
 	var gpuN int
-	homeN := p.homeN
+	homeN, work := p.homeN, p.work
 	clear(homeN)
 	if h.ns != nil {
 		b := h.ns.blocks[bid]
@@ -590,22 +670,30 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 		for j := range h.J {
 			homeN[j] = int(b.comp[1+j])
 		}
-	} else if h.dense[bid] {
-		gpuN = n
+		copy(work, b.work)
 	} else {
-		for j := range h.J {
-			homeN[j] = n / h.J
-			if j < n%h.J {
-				homeN[j]++
+		if h.dense[bid] {
+			gpuN = n
+		} else {
+			for j := range h.J {
+				homeN[j] = n / h.J
+				if j < n%h.J {
+					homeN[j]++
+				}
 			}
 		}
+		work[0] = int32(gpuN) * int32(fB)
+		for j, c := range homeN {
+			work[1+j] = int32(c) * int32(fB)
+		}
 	}
+	perWork := 2 * by / prec // FLOPs of one neuron for one request
 	in := fB * float64(sh.DModel) * prec
 	ends := p.ends[:0]
 	if gpuN > 0 {
 		si := h.add(p, h.pcieOp("sync in", in), layer, after)
 		gb := float64(gpuN) * by
-		g := h.add(p, h.gpuOp(hot, gb, fB*gb), layer, si, copyOp)
+		g := h.add(p, h.gpuOp(hot, gb, float64(work[0])*perWork), layer, si, copyOp)
 		h.gpuBytes += gb
 		ends = append(ends, h.add(p, h.pcieOp("sync out", fB*float64(outW)*prec), layer, g))
 	}
@@ -625,10 +713,11 @@ func (h *hermes) sparseBlock(p *hplan, bid, layer int, fB float64, after, copyOp
 			continue
 		}
 		bb := float64(c) * by
-		ends = append(ends, h.add(p, h.homeOp(j, cold, bb, fB*bb, 0), layer, after, remapOp))
+		f := float64(work[1+j]) * perWork
+		ends = append(ends, h.add(p, h.homeOp(j, cold, bb, f, 0), layer, after, remapOp))
 		h.homeBytes[j] += bb
 		h.coldBytes[j] += bb
-		h.homeFlops[j] += fB * bb
+		h.homeFlops[j] += f
 	}
 	p.ends = ends
 	if len(ends) == 0 {

@@ -12,8 +12,9 @@ const (
 	ColdNDP  = "ndp"  // cold neurons computed by the NDP core of their home DIMM (Hermes)
 	ColdHost = "host" // cold neurons computed by the host CPU from host DRAM (Hermes-host)
 
-	MapperGreedy = "greedy" // ILP-equivalent greedy: hottest neurons first, water-filled per block
-	MapperRandom = "random" // random GPU set and random home DIMMs (Hermes-random)
+	MapperGreedy   = "greedy"   // ILP-equivalent greedy: hottest neurons first, water-filled per block
+	MapperRandom   = "random"   // random GPU set and random home DIMMs (Hermes-random)
+	MapperCapacity = "capacity" // PowerInfer's solver: the GPU memory filled with the most activated neurons
 
 	LayoutLPT     = "lpt"     // cold neurons to the DIMM with the least activation mass so far
 	LayoutChunked = "chunked" // neuron i of N to DIMM ⌊i·J/N⌋ by native index
@@ -52,11 +53,17 @@ type HermesPlatform struct {
 	ComputeEfficiency float64
 	MemoryEfficiency  float64
 	LaunchOverheadUs  float64 // per GPU kernel
-	PCIeGBps          float64
+	PCIeGBps          float64 // both directions together, as the paper counts PCIe 4.0 ×16
+	PCIeEfficiency    float64 // share of one direction a DMA reaches, the same for every system
 	PCIeLatencyUs     float64 // per transfer (the paper's T_sync latency part)
 	HostGBps          float64 // host CPU memory bandwidth (Hermes-host)
 	HostGFLOPS        float64 // host CPU FP16 GEMV compute
 }
+
+// PCIeBytesPerSec is what one transfer moves per second: one direction of the link
+// (half the paper's 64 GB/s, which counts both) at the DMA efficiency every system on the
+// link shares.
+func (p HermesPlatform) PCIeBytesPerSec() float64 { return p.PCIeGBps / 2 * p.PCIeEfficiency * 1e9 }
 
 // NDPDIMM is the DDR4 NDP-DIMM pool: organisation, timing, the per-DIMM GEMV core and the
 // DIMM-links.
@@ -77,7 +84,7 @@ type NDPDIMM struct {
 	ClockGHz          float64
 	Multipliers       int
 	FP16PerMultiplier int // FP16 values one multiplier handles per operation (128 bit / 16)
-	BitSerialCycles   int // cycles per bit-serial FP16 multiplication
+	BitSerialCycles   int // cycles per bit-serial FP16 multiplication (one per significand bit)
 	BufferKB          int
 	ActivationUnits   int // exponent / adder / multiplier lanes of the activation unit
 
@@ -114,7 +121,9 @@ func (d NDPDIMM) InternalGBps() float64 {
 }
 
 // GFLOPS is one NDP core's FP16 rate: multipliers × values per multiplier × clock /
-// cycles per bit-serial multiplication, two FLOPs per multiply-accumulate.
+// cycles per bit-serial multiplication, two FLOPs per multiply-accumulate. A bit-serial
+// multiplier takes one cycle per bit of the multiplier's significand, 11 for FP16 (ten
+// stored bits and the implicit one); the exponents add alongside.
 func (d NDPDIMM) GFLOPS() float64 {
 	if d.BitSerialCycles <= 0 {
 		return 0
@@ -166,6 +175,5 @@ type HermesPolicy struct {
 // OffloadPolicy is an offloading baseline: which framework and its figures.
 type OffloadPolicy struct {
 	Framework      string
-	DMAEfficiency  float64 // share of one PCIe direction a pinned host-to-GPU DMA reaches
 	PredictorShare float64 // Deja Vu: the MLP predictor's share of GPU compute time
 }

@@ -226,7 +226,11 @@ type nblock struct {
 	bytes           float64 // weight bytes of one neuron
 	kind0           *nkind  // shared static data of the block's kind
 
-	gap    []float32 // thr − the batch's largest persistent part: active iff S > gap
+	gap []float32 // thr − the batch's largest persistent part: active iff S > gap
+	// rgap holds, with more than one request in the batch, each request's own gap
+	// quantised (gapQ), slotW bytes a neuron, one per slot: a request fires the neuron when
+	// S exceeds its gap.
+	rgap   []uint8
 	e      []float32 // token-level AR(1) state
 	shape  *blockShape
 	p1, p2 []uint16  // the two parents of each neuron in the previous block (shape's)
@@ -246,7 +250,11 @@ type nblock struct {
 	aP      float32  // parent coefficient of the persistent part
 
 	// Results of the last pass.
-	comp              []int32 // neurons computed (predicted active) per location
+	comp []int32 // neurons computed (predicted active) per location
+	// work is, per location, the neuron-requests computed: each computed neuron once for
+	// every request that fired it, and once if none did (a false positive). With one
+	// request it is comp.
+	work              []int32
 	act, pred, fp, fn int32
 	actGPU            int32
 	bins              []NeuronBin
@@ -284,9 +292,15 @@ type neuronSim struct {
 	maxN int // the larger block size
 
 	members []int
-	pPrev   [][]float32
-	pCur    [][]float32
-	fprod   []float32
+	// perReq is whether the batch has more than one request, so the pass counts the
+	// requests that fire each computed neuron; slotOf is the request of each of the slotW
+	// slots of the blocks' rgap (−1: free).
+	perReq bool
+	slotW  int
+	slotOf []int
+	pPrev  [][]float32
+	pCur   [][]float32
+	fprod  []float32
 
 	token int // tokens generated so far (the RNG counter)
 
@@ -346,7 +360,6 @@ type neuronCosts struct {
 	sync      float64    // 2·T_sync seconds per block that uses the GPU
 	budget    float64    // GPU bytes for hot neurons
 	homes     int        // home locations (DIMMs, or 1 for the host)
-	batch     int        // requests a step serves: a neuron is computed when any of them fires it
 }
 
 func newNeuronSim(sp Sparsity, pol HermesPolicy, seed uint64, layers int, n [2]int, bytes [2]float64, homes int, cost neuronCosts) (*neuronSim, error) {
@@ -628,7 +641,7 @@ func (ns *neuronSim) newBlock(id, layer, kind int, bytes float64) *nblock {
 	b := &nblock{id: id, layer: layer, kind: kind, n: n, bytes: bytes, kind0: kd,
 		gap: slices.Clone(kd.thr), e: make([]float32, n),
 		s1: make([]uint8, n), loc: make([]uint8, n), home: make([]uint8, n), win: make([]uint8, n),
-		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP)),
+		hot0: make([]uint64, (n+63)/64), comp: make([]int32, ns.locs), work: make([]int32, ns.locs), bins: make([]NeuronBin, len(kd.binP)),
 		binLoc: make([]uint16, len(kd.binP)*ns.locs)}
 	K := max(1, min(ns.sp.Clusters, 255))
 	b.kst = make([]float32, K)
@@ -725,6 +738,9 @@ func (ns *neuronSim) mapOffline(c neuronCosts) {
 		}
 	default:
 		k := waterFill(ns.blocks, c)
+		if ns.pol.Mapper == MapperCapacity {
+			k = capacityFill(ns.blocks, c.budget)
+		}
 		for bi, b := range ns.blocks {
 			for r := range k[bi] {
 				b.setGPU(r)
@@ -773,13 +789,9 @@ func (h *fillHeap) Pop() any {
 // best GPU choices (same size and cost), so a block's GPU set is a prefix in rank order;
 // the GPU budget goes, a chunk at a time, to the block whose expected time
 // τ(k) = max(T_GPU·Σ_{r<k} f_r + 2·T_sync, T_DIMM·Σ_{r≥k} f_r / J) drops most per byte,
-// until the budget is spent or no block improves. It returns k per block.
-//
-// f_r is the frequency with which a step computes neuron r: at batch B the union over the
-// batch's requests, 1 − (1 − p_r)^B for a neuron a token fires with probability p_r (the
-// activation profile of the batch the mapping serves). A per-token frequency would
-// undercount a batch's cold work, most where the neurons are coldest, and a faster DIMM
-// would then be handed fewer hot neurons than its real load warrants.
+// until the budget is spent or no block improves. It returns k per block. f_r is the
+// neuron's profiled activation frequency per token (§IV-B profiles single sequences of C4
+// and Pile), so the mapping is the same whatever the batch it later serves.
 func waterFill(blocks []*nblock, c neuronCosts) []int {
 	k := make([]int, len(blocks))
 	var prefix [2][]float64
@@ -789,9 +801,6 @@ func waterFill(blocks []*nblock, c neuronCosts) []int {
 				p := b.kind0.p
 				pre := make([]float64, len(p)+1)
 				for i, v := range p {
-					if c.batch > 1 {
-						v = 1 - math.Pow(1-v, float64(c.batch))
-					}
 					pre[i+1] = pre[i] + v
 				}
 				prefix[kd] = pre
@@ -856,6 +865,53 @@ func waterFill(blocks []*nblock, c neuronCosts) []int {
 	return k
 }
 
+// capacityFill is PowerInfer's offline placement (powerinfer-py/powerinfer/solver.py: the
+// ILP maximises the activations of the neurons on the GPU within its memory): whatever
+// the time of the units that compute the rest, the GPU takes the most frequently
+// activated neurons until its budget is spent. A block's set is a prefix in rank order,
+// and of two sizes of neuron the more frequent goes first (it takes the more work off the
+// host per byte of GPU memory); the last rank that does not fit every block of its kind
+// goes to the first blocks it fits. It returns k per block.
+func capacityFill(blocks []*nblock, budget float64) []int {
+	var of [2][]int
+	for bi, b := range blocks {
+		of[b.kind] = append(of[b.kind], bi)
+	}
+	var r [2]int
+	var extra []int
+	left := budget
+	for {
+		kd := -1
+		for x := range 2 {
+			if len(of[x]) == 0 || r[x] >= blocks[of[x][0]].n {
+				continue
+			}
+			if kd < 0 || blocks[of[x][0]].kind0.p[r[x]] > blocks[of[kd][0]].kind0.p[r[kd]] {
+				kd = x
+			}
+		}
+		if kd < 0 {
+			break
+		}
+		by := blocks[of[kd][0]].bytes
+		need := float64(len(of[kd])) * by
+		if need > left {
+			extra = of[kd][:int(left/by)]
+			break
+		}
+		left -= need
+		r[kd]++
+	}
+	k := make([]int, len(blocks))
+	for bi, b := range blocks {
+		k[bi] = r[b.kind]
+	}
+	for _, bi := range extra {
+		k[bi]++
+	}
+	return k
+}
+
 // setBatch makes the trace follow the running requests. Each request has its own
 // persistent context part (drawn per request); a neuron fires for the batch when it fires
 // for any request, so only the batch's largest persistent part matters per neuron. A
@@ -872,12 +928,17 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 		}
 	}
 	ns.members = append(ns.members[:0], ids...)
-	if !left && len(fresh) == 0 {
+	// Each request's own gaps: written for every request when the batch first holds more
+	// than one or outgrows the table.
+	perReq := len(ids) > 1
+	rebuild := perReq && (!ns.perReq || len(ids) > ns.slotW)
+	ns.perReq = perReq
+	if !left && len(fresh) == 0 && !rebuild {
 		return
 	}
 	reset := len(fresh) == len(ids)
 	calc := fresh
-	if left || reset {
+	if left || reset || rebuild {
 		// Recompute the batch's largest persistent part from scratch.
 		calc = ids
 		inf := float32(math.Inf(1))
@@ -887,6 +948,7 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 			}
 		}
 	}
+	slots := ns.assignSlots(calc, perReq && len(calc) == len(ids))
 	if reset {
 		ns.ringLen, ns.ringHead = 0, 0
 		ns.sim = [3]float64{-1, -1, -1}
@@ -949,6 +1011,13 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 					gap[i] = g
 				}
 			}
+			if slots != nil {
+				W, sl := ns.slotW, slots[ri]
+				rg := b.rgap[sl : sl+W*(len(pc)-1)+1]
+				for i, v := range pc {
+					rg[i*W] = gapQ(th[i] - v)
+				}
+			}
 			if isFresh[ri] {
 				fp := fp[:len(pc)]
 				for i, v := range pc {
@@ -982,6 +1051,58 @@ func (ns *neuronSim) setBatch(ids []int, fresh []int, promptLen float64) {
 		}
 		b.collect()
 	}
+}
+
+// assignSlots gives each request of calc a slot of the per-request gap table and returns
+// them (nil when the batch has one request). With all the batch's requests in calc the
+// table is laid anew, as wide as the batch needs and every slot closed (gapQ's never);
+// otherwise the newcomers take free slots, which the requests that left freed.
+func (ns *neuronSim) assignSlots(calc []int, all bool) []int {
+	if !ns.perReq {
+		return nil
+	}
+	if all {
+		if w := (len(calc) + 7) &^ 7; w > ns.slotW {
+			ns.slotW = w
+			for _, b := range ns.blocks {
+				b.rgap = make([]uint8, b.n*w)
+			}
+		}
+		for _, b := range ns.blocks {
+			for i := range b.rgap {
+				b.rgap[i] = gapNever
+			}
+		}
+		ns.slotOf = ns.slotOf[:0]
+		for range ns.slotW {
+			ns.slotOf = append(ns.slotOf, -1)
+		}
+	}
+	out := make([]int, len(calc))
+	for ri, id := range calc {
+		sl := slices.Index(ns.slotOf, -1)
+		ns.slotOf[sl] = id
+		out[ri] = sl
+	}
+	return out
+}
+
+// A request's gap thr − (its persistent part) is kept in 7 bits, 1/16 of the latent's
+// standard deviation a step over [−4, 4): the shared part S of a token, rounded to the
+// same steps, fires the request's neuron when its step is above the gap's (requestRun).
+// Below −4 a gap always fires, at 4 and above never (S is a unit normal at most).
+// gapNever closes a free slot.
+const gapNever = 127
+
+func gapQ(g float32) uint8 {
+	x := (g + 4) * 16
+	switch {
+	case x <= 0:
+		return 0
+	case x >= gapNever:
+		return gapNever
+	}
+	return uint8(x)
 }
 
 // initState quantises a prefill activation frequency into the 16 predictor stages: above
@@ -1033,6 +1154,7 @@ func (b *nblock) collect() {
 // passPart is one worker's share of a block pass: a contiguous range of bins.
 type passPart struct {
 	comp                  [256]int32
+	more                  [256]int32 // requests beyond the first that fired a computed neuron
 	act, pred, tp, gpuAct int32
 }
 
@@ -1041,6 +1163,7 @@ type passConst struct {
 	a, phi, be float32
 	kc         [256]float32
 	hasPar     bool
+	perReq     bool // count the requests that fire each computed neuron
 	prev, cur  *latents
 	// A run's predictor inputs, s2·2 + act per neuron.
 	q    [runLen]uint8
@@ -1086,9 +1209,19 @@ func (ns *neuronSim) pass(b *nblock) {
 	// 70B step slower (60 ms against 40 ms).
 	pt := &ns.part
 	pt.comp = [256]int32{}
+	c.perReq = ns.perReq
+	if c.perReq {
+		pt.more = [256]int32{}
+	}
 	pt.act, pt.pred, pt.tp, pt.gpuAct = 0, 0, 0, 0
 	ns.passBins(b, &c, 0, len(b.bins), pt)
 	copy(b.comp, pt.comp[:])
+	copy(b.work, pt.comp[:])
+	if c.perReq {
+		for l := range b.work {
+			b.work[l] += pt.more[l]
+		}
+	}
 	act, pred, tp, gpuAct := pt.act, pt.pred, pt.tp, pt.gpuAct
 	b.act, b.pred, b.fp, b.fn, b.actGPU = act, pred, pred-tp, act-tp, gpuAct
 	for _, r := range b.promoted {
@@ -1131,6 +1264,10 @@ func (ns *neuronSim) passBins(b *nblock, c *passConst, from, to int, pt *passPar
 			e := b.e[j : j+m]
 			stepAR(&g, e, c.phi, ns.innov)
 			traceRun(c, e, b.gap[j:j+m], b.clus[j:j+m], p1[j:j+m], p2[j:j+m], c.cur.s[j:j+m], c.cur.act[j:j+m])
+			if c.perReq {
+				W := ns.slotW
+				requestRun(ns.pw, qb[:len(e)], b.s1[j:j+m], b.loc[j:j+m], c.cur.s[j:j+m], b.rgap[j*W:(j+m)*W], W, &pt.more)
+			}
 			predictRun(ns.pw, qb[:len(e)], b.s1[j:j+m], b.loc[j:j+m])
 			if ns.windowed {
 				countWindow(b.win[j:j+m], qb[:len(e)])
@@ -1251,7 +1388,55 @@ func predictRun(w *predWork, q, s1, loc []uint8) {
 const (
 	lo8 = 0x0101010101010101
 	lo7 = 0x7f7f7f7f7f7f7f7f
+	hi8 = lo8 << 7
 )
+
+// requestRun counts, for a run of neurons the predictor sends to be computed (its state
+// s1 before the update, q = parents·2 + active) and that fired, the requests beyond the
+// first that fired each, by its location into more: a unit reads a row once for the
+// batch but multiplies it once for every request whose own input needs it (§V-B2; so does
+// PowerInfer's CPU kernel, ggml.c ggml_compute_forward_mul_mat_sparse, which skips a row
+// for each token its predictor marks inactive). A request fires the neuron when its gap
+// (rg, W slots a neuron, gapQ) is below the shared latent s rounded to the same steps:
+// adding 128 + x − 1 − y to a gap byte y ≤ 127 sets its bit 7 exactly when y < x, with no
+// borrow between bytes, and the flags of up to 16 words (128 requests) add up bytewise
+// before one multiplication sums a word's bytes.
+func requestRun(w *predWork, q, s1, loc []uint8, s []float32, rg []uint8, W int, more *[256]int32) {
+	n := len(q)
+	s1, loc, s, rg = s1[:n], loc[:n], s[:n], rg[:n*W]
+	for k, v := range q {
+		// lane 3 of the count, predicted and active
+		if v&1 == 0 || w.inc[(int(s1[k])<<3|int(v))&127] != 1<<48 {
+			continue
+		}
+		x := int((s[k]+4)*16 + 0.5)
+		if x < 2 {
+			continue // at most one request
+		}
+		m := uint64(min(x, gapNever)-1)*lo8 | hi8
+		var c int
+		switch off := k * W; W {
+		case 8: // batches of up to 8 and 16, the paper's, read their words directly
+			c = int((m - binary.LittleEndian.Uint64(rg[off:])) & hi8 >> 7 * lo8 >> 56)
+		case 16:
+			t := (m-binary.LittleEndian.Uint64(rg[off:]))&hi8>>7 + (m-binary.LittleEndian.Uint64(rg[off+8:]))&hi8>>7
+			c = int(t * lo8 >> 56)
+		default:
+			for row := rg[off : off+W]; len(row) > 0; {
+				ch := row[:min(len(row), 128)]
+				row = row[len(ch):]
+				var t uint64
+				for ; len(ch) >= 8; ch = ch[8:] {
+					t += (m - binary.LittleEndian.Uint64(ch)) & hi8 >> 7
+				}
+				c += int(t * lo8 >> 56)
+			}
+		}
+		if c > 1 {
+			more[loc[k]] += int32(c - 1)
+		}
+	}
+}
 
 // countWindow adds each neuron's activation (bit 0 of its predictor input q) to its count
 // for the window, Algorithm 1's A_i (§IV-E), eight neurons at a time, saturating at 255.
@@ -1435,7 +1620,6 @@ func (ns *neuronSim) promote(b *nblock, budget float64) int {
 // a state is at most 15, so adding 127 − T_h to each byte sets its bit 7 exactly when the
 // state exceeds T_h, with no carry between bytes.
 func (ns *neuronSim) candidates(b *nblock, k int) (int, bool) {
-	const hi8 = lo8 << 7
 	byCand := &ns.byCand
 	for s := range byCand {
 		byCand[s] = byCand[s][:0]

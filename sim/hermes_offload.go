@@ -36,10 +36,11 @@ import (
 //	            there. The predictors' weights stay on the GPU and cost their measured share
 //	            of GPU time.
 //
-// A pinned copy is a DMA over one direction of the PCIe link (the paper's 64 GB/s counts
-// both) at offload.dma_efficiency of it; a copy from ordinary (pageable) host memory is
-// staged by the CPU through a pinned buffer (read and write at the host's memory
-// bandwidth) before the DMA; a gather reads and writes the rows at that bandwidth too.
+// A pinned copy is a DMA over the PCIe link at the rate every system of the family gets
+// from it (HermesPlatform.PCIeBytesPerSec); what a framework adds on top is its own: a
+// copy from ordinary (pageable) host memory, as Accelerate's and Deja Vu's are, is staged
+// by the CPU through a pinned buffer (read and write at the host's memory bandwidth)
+// before the DMA, and Deja Vu's gather reads and writes the rows at that bandwidth too.
 type offload struct {
 	cfg *Config
 	hc  *HermesConfig
@@ -115,9 +116,6 @@ func newOffload(c *Config) (*offload, error) {
 	default:
 		return nil, fmt.Errorf("unknown offloading framework %q (want accelerate, flexgen or dejavu)", op.Framework)
 	}
-	if !(op.DMAEfficiency > 0 && op.DMAEfficiency <= 1) {
-		return nil, fmt.Errorf("offload.dma_efficiency must be in (0, 1], got %g", op.DMAEfficiency)
-	}
 	if !(p.HostGBps > 0) {
 		return nil, errors.New("the offloading baselines stage their copies through host memory: platform.host_gbps must be positive")
 	}
@@ -129,7 +127,7 @@ func newOffload(c *Config) (*offload, error) {
 	}
 	prec := float64(sh.Precision)
 	o := &offload{cfg: c, hc: hc, sh: sh, gpu: gpuDevice(p),
-		dma: p.PCIeGBps / 2 * op.DMAEfficiency * 1e9, host: p.HostGBps * 1e9, lat: FromSeconds(p.PCIeLatencyUs * 1e-6),
+		dma: p.PCIeBytesPerSec(), host: p.HostGBps * 1e9, lat: FromSeconds(p.PCIeLatencyUs * 1e-6),
 		lane: []Lane{{Name: "GPU", Group: "gpu"}, {Name: "PCIe", Group: "pcie", Transfer: true}}}
 	if op.Framework == OffloadDejaVu {
 		o.lane = append(o.lane, Lane{Name: "CPU gather", Group: "host"})
@@ -467,12 +465,13 @@ func (o *offload) dejavuPass(s *Schedule, w work, after int) int {
 		for k := range 2 {
 			b := o.ns.blocks[2*l+k]
 			o.ns.pass(b)
+			// the rows read once, each multiplied for every request that fired it
 			active := float64(b.comp[0]+b.comp[1]) * b.bytes
 			name := "QKV sparse"
 			if k == kindMLP {
 				name = "MLP sparse"
 			}
-			cops[k] = o.gpuOp(name, active, w.tok*active)
+			cops[k] = o.gpuOp(name, active, 2*float64(b.work[0]+b.work[1])*b.bytes/prec)
 			// the predictor: its measured share of the block's GPU time (Fig. 12a)
 			pred[k] = o.add(s, Op{Name: "predictor", Lane: offLaneGPU, Dur: FromSeconds(cops[k].Dur.Seconds() * share / (1 - share))}, l, prev)
 			gather[k] = -1
