@@ -786,13 +786,6 @@ func t2Cost(m int, targets []int, chunk float64, hop Time, bw float64) (xr, xs, 
 	return
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // planPrefill draws the prefill instance and the KV stream of the prompts in flight
 // during this iteration on their own lanes (they run on their own clock).
 func (s *hbSystem) planPrefill(sc *Schedule) {

@@ -584,14 +584,6 @@ func (p *l3) neoRate(gpu []l3Rep, hostTok float64, host int) float64 {
 	return float64(n) / float64(max(1, t))
 }
 
-// b2i is 1 for true and 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // neoProjected is the context NEO's load-aware policy plans a host-resident request's CPU
 // attention for: its length now plus half the output it is still expected to generate
 // (the workload's fixed or mean output length), its average over the rest of its decode.
