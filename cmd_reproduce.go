@@ -301,14 +301,14 @@ type reproduceRow struct {
 func methodText(e presets.Expect) string {
 	if e.Method == "whole" {
 		if e.Requests > 0 {
-			return fmt.Sprintf("whole runs of %s requests", thousands(e.Requests))
+			return fmt.Sprintf("whole runs of %s requests", ui.Thousands(e.Requests))
 		}
 		return "whole runs of one batch"
 	}
 	if e.Warmup == 0 {
-		return fmt.Sprintf("steady state: closed loop kept full, %s iterations measured from the start", thousands(e.Steps))
+		return fmt.Sprintf("steady state: closed loop kept full, %s iterations measured from the start", ui.Thousands(e.Steps))
 	}
-	return fmt.Sprintf("steady state: closed loop kept full, %s warm-up + %s measured iterations", thousands(e.Warmup), thousands(e.Steps))
+	return fmt.Sprintf("steady state: closed loop kept full, %s warm-up + %s measured iterations", ui.Thousands(e.Warmup), ui.Thousands(e.Steps))
 }
 
 // trendJSON is one redrawn curve of `reproduce --format json`.
@@ -468,11 +468,11 @@ func writeReduced(w io.Writer, exps []reproduction) {
 func methodCell(e presets.Expect) string {
 	if e.Method == "whole" {
 		if e.Requests > 0 {
-			return "whole " + thousands(e.Requests)
+			return "whole " + ui.Thousands(e.Requests)
 		}
 		return "whole 1 batch"
 	}
-	return "steady " + thousands(e.Warmup) + "+" + thousands(e.Steps)
+	return "steady " + ui.Thousands(e.Warmup) + "+" + ui.Thousands(e.Steps)
 }
 
 // utilCell is the FLOP utilisation of each system of an experiment, the preset first and

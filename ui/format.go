@@ -12,8 +12,9 @@ import (
 // How the panes write numbers: counts with separators, fractions as percentages,
 // quantities with SI suffixes, bytes in binary units, times in their own units.
 
-// thousands formats n with thin separators: 12,345.
-func thousands(n int) string {
+// Thousands formats n with thin separators: 12,345. The headless commands print counts
+// with it too.
+func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	neg := strings.HasPrefix(s, "-")
 	if neg {
@@ -37,7 +38,7 @@ func count(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}
-	return thousands(n) + " " + thing + "s"
+	return Thousands(n) + " " + thing + "s"
 }
 
 // pct formats a fraction as a percentage with one decimal.
