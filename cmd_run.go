@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
 	"github.com/pimtui/pimtui/ui"
-	"github.com/pimtui/pimtui/ui/outfile"
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
