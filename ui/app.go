@@ -472,7 +472,7 @@ func (m *Model) stepped(msg stepMsg) tea.Cmd {
 		m.playing, m.pending, m.finished = false, 0, true
 		text := "run finished; r restarts"
 		if s := m.snap; s != nil {
-			text = fmt.Sprintf("run finished after %d steps: %s of %s requests done; r restarts", s.Step, Thousands(s.Done), Thousands(s.Total))
+			text = fmt.Sprintf("run finished after %d steps: %s of %s requests done; r restarts", s.Step, thousands(s.Done), thousands(s.Total))
 		}
 		status = m.setStatus(text, false)
 	case msg.err != nil:

@@ -108,7 +108,7 @@ func fmtValue(k diffKind, v float64) string {
 	case diffShare:
 		return pct(v)
 	}
-	return Thousands(int(v))
+	return thousands(int(v))
 }
 
 func fmtDelta(k diffKind, d float64) string {
@@ -134,7 +134,7 @@ func fmtDelta(k diffKind, d float64) string {
 	if a == 0 {
 		return "±0"
 	}
-	return sign + Thousands(int(a))
+	return sign + thousands(int(a))
 }
 
 func fmtRatio(r float64) string {

@@ -288,7 +288,7 @@ func TestCompareOneSideFinishes(t *testing.T) {
 	checkStrip(t, d.m, ra, rb, d.m.step)
 }
 
-func itoa(n int) string { return Thousands(n) }
+func itoa(n int) string { return thousands(n) }
 
 func TestCompareKeys(t *testing.T) {
 	a, b := pairSides(t, "neupims", "npu-only")

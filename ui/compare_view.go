@@ -138,7 +138,7 @@ func streamText(c sim.Config) string {
 	if arr == "" {
 		arr = "closed"
 	}
-	return fmt.Sprintf("%s · %s requests · %s · seed %d", ds, Thousands(n), arr, w.Seed)
+	return fmt.Sprintf("%s · %s requests · %s · seed %d", ds, thousands(n), arr, w.Seed)
 }
 
 // header names both sides and the request stream they share on the left, the lockstep
@@ -223,7 +223,7 @@ func (m *Compare) sideFigures(i, w int) []string {
 	if s.Step != m.step {
 		first = fmt.Sprintf("finished after %d steps · run %s tok/s", s.Step, si(mt.Throughput))
 	}
-	parts := []string{fmt.Sprintf("batch %d · queue %d · done %s/%s", s.Batch, s.Queue, Thousands(s.Done), Thousands(s.Total))}
+	parts := []string{fmt.Sprintf("batch %d · queue %d · done %s/%s", s.Batch, s.Queue, thousands(s.Done), thousands(s.Total))}
 	for _, k := range sortedKeys(mt.Util) {
 		parts = append(parts, k+" "+pct(mt.Util[k]))
 	}

@@ -201,12 +201,12 @@ func (m *Model) sought(msg seekMsg) tea.Cmd {
 	case f.steps >= seekLimit:
 		f.seeking = false
 		status = m.setStatus(fmt.Sprintf("no iteration above %s in the next %s (steps %d–%d); } looks further",
-			level, Thousands(seekLimit), f.from+1, m.snap.Step), false)
+			level, thousands(seekLimit), f.from+1, m.snap.Step), false)
 	case f.seeking && m.pending == 0 && !m.playing:
 		m.seq++
 		f.seq = m.seq
 		return tea.Batch(m.setStatus(fmt.Sprintf("looking for an iteration above %s: step %d, %s of %s looked at…",
-			level, m.snap.Step, Thousands(f.steps), Thousands(seekLimit)), false),
+			level, m.snap.Step, thousands(f.steps), thousands(seekLimit)), false),
 			seekCmd(m.eng, m.seq, false, f.level(), seekLimit-f.steps))
 	default:
 		f.seeking = false
@@ -261,5 +261,5 @@ func moved(n int, back bool) string {
 	if n == 1 {
 		unit = "step"
 	}
-	return fmt.Sprintf("%s %s %s", Thousands(n), unit, dir)
+	return fmt.Sprintf("%s %s %s", thousands(n), unit, dir)
 }

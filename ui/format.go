@@ -12,9 +12,8 @@ import (
 // How the panes write numbers: counts with separators, fractions as percentages,
 // quantities with SI suffixes, bytes in binary units, times in their own units.
 
-// Thousands formats n with thin separators: 12,345. The headless commands print counts
-// with it too.
-func Thousands(n int) string {
+// thousands formats n with thin separators: 12,345.
+func thousands(n int) string {
 	s := strconv.Itoa(n)
 	neg := strings.HasPrefix(s, "-")
 	if neg {
@@ -33,12 +32,16 @@ func Thousands(n int) string {
 	return b.String()
 }
 
+// Thousands is thousands for the headless commands, so that they print counts as the
+// panes do.
+func Thousands(n int) string { return thousands(n) }
+
 // count writes n things of a kind: 1 request, 2 requests, 1,024 blocks.
 func count(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}
-	return Thousands(n) + " " + thing + "s"
+	return thousands(n) + " " + thing + "s"
 }
 
 // pct formats a fraction as a percentage with one decimal.

@@ -386,7 +386,7 @@ func (m *kvmap) View() string {
 	lines := make([]string, 0, m.h)
 	// A request spread over several locations (HeLioS' PEs, LoL-PIM's modules) counts once.
 	lines = append(lines, shorten(fmt.Sprintf("%s of %s blocks used · %s reserved · %s",
-		Thousands(kv.Used), Thousands(kv.Capacity), Thousands(kv.Reserved), count(len(m.finder), "request")), m.w))
+		thousands(kv.Used), thousands(kv.Capacity), thousands(kv.Reserved), count(len(m.finder), "request")), m.w))
 	if g.head > 1 {
 		lines = append(lines, st.Faint.render(shorten("block = "+kv.Unit+partSep+bytesText(kv.BlockBytes), m.w)))
 	}
@@ -506,8 +506,8 @@ func (m *kvmap) legend() string {
 func (m *kvmap) detail() (string, string) {
 	loc := &m.snap.KV.Locations[m.loc]
 	d1 := fmt.Sprintf("%s · %s · used %s of %s blocks (%s) · reserved %s",
-		loc.Label, count(len(m.locs[m.loc]), "request"), Thousands(loc.Used), Thousands(loc.Capacity),
-		pct(float64(loc.Used)/float64(max(1, loc.Capacity))), Thousands(loc.Reserved))
+		loc.Label, count(len(m.locs[m.loc]), "request"), thousands(loc.Used), thousands(loc.Capacity),
+		pct(float64(loc.Used)/float64(max(1, loc.Capacity))), thousands(loc.Reserved))
 	if loc.Note != "" {
 		d1 += " · " + loc.Note
 	}
@@ -522,7 +522,7 @@ func (m *kvmap) detail() (string, string) {
 	}
 	h := m.locs[p[0]][p[1]]
 	d2 := fmt.Sprintf("request #%s in %s · K %s + V %s blocks · reserved %s · live tokens fill %s of its blocks",
-		strconv.Itoa(h.Request), m.snap.KV.Locations[p[0]].Label, Thousands(h.KBlocks), Thousands(h.VBlocks), Thousands(h.Reserved), pct(h.Fill))
+		strconv.Itoa(h.Request), m.snap.KV.Locations[p[0]].Label, thousands(h.KBlocks), thousands(h.VBlocks), thousands(h.Reserved), pct(h.Fill))
 	if h.Last > 0 {
 		d2 += fmt.Sprintf(" · last block holds %d tokens", h.Last)
 	}

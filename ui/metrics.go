@@ -114,7 +114,7 @@ func (m *metrics) figures() []string {
 	mt := &s.Metrics
 	var lines []string
 	lines = append(lines, flow(fmt.Sprintf("iteration %s · %s tok/s (run %s)", s.IterTime, si(mt.StepTokPerSec), si(mt.Throughput)), m.w)...)
-	lines = append(lines, flow(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, Thousands(s.Done), Thousands(s.Total)), m.w)...)
+	lines = append(lines, flow(fmt.Sprintf("batch %d · prefill %d · queue %d · done %s/%s", s.Batch, s.Prefills, s.Queue, thousands(s.Done), thousands(s.Total)), m.w)...)
 	keys := sortedKeys(mt.Util)
 	nameW := 0
 	for _, k := range keys {

@@ -400,7 +400,7 @@ func (m *neurons) figures() []string {
 	if !s.Dense {
 		pred = fmt.Sprintf("predictor: accuracy %s · recall %s · precision %s", pct(s.Accuracy), pct(s.Recall), pct(s.Precision))
 	}
-	moves := fmt.Sprintf("token %d · promoted %s (%.3g MB) · remapped %s (%.3g MB)", s.Token, Thousands(s.Promoted), s.PromotedMB, Thousands(s.Remapped), s.RemappedMB)
+	moves := fmt.Sprintf("token %d · promoted %s (%.3g MB) · remapped %s (%.3g MB)", s.Token, thousands(s.Promoted), s.PromotedMB, thousands(s.Remapped), s.RemappedMB)
 	if s.Window > 0 {
 		moves += fmt.Sprintf(" · window %d/%d", s.WindowPos, s.Window)
 	}
@@ -511,7 +511,7 @@ func (m *neurons) detail(q *nGeom) string {
 		where += "–" + strconv.Itoa(e)
 	}
 	d := fmt.Sprintf("%s · %s neurons · %s on GPU · %s active · %s predicted (FP %d, FN %d)",
-		where, Thousands(c.neurons), Thousands(c.gpu), Thousands(c.active), Thousands(c.pred), c.fp, c.fn)
+		where, thousands(c.neurons), thousands(c.gpu), thousands(c.active), thousands(c.pred), c.fp, c.fn)
 	if c.neurons > 0 && c.state > 0 {
 		d += fmt.Sprintf(" · state %.1f", c.state/float64(c.neurons))
 	}

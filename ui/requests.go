@@ -214,7 +214,7 @@ func (m *requests) Title() string {
 	if m.snap == nil {
 		return t
 	}
-	t += fmt.Sprintf(" · %d decoding · %d waiting · %s done", m.snap.Batch, m.snap.Queue, Thousands(m.snap.Done))
+	t += fmt.Sprintf(" · %d decoding · %d waiting · %s done", m.snap.Batch, m.snap.Queue, thousands(m.snap.Done))
 	if m.sameWhere != "" {
 		t += " · KV in " + m.sameWhere
 	}
