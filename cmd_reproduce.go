@@ -34,9 +34,7 @@ var (
 const validationFamily = "validation"
 
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
-	var format, only string
-	var ids []string
-	var list, noChart, detail bool
+	var o reproduceOpts
 	c := &cobra.Command{
 		Use:   "reproduce [FAMILY|validation|all]",
 		Short: "Run the papers' headline experiments and the checks against measured references",
@@ -63,160 +61,210 @@ the tolerance it is held to and whether it is within; --detail adds the finer ch
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			switch format {
-			case "table", "json":
-			default:
-				return usagef("--format %q: want table or json", format)
+			r, err := planReproduce(o, args)
+			if err != nil {
+				return err
 			}
-			family := "all"
-			if len(args) == 1 {
-				family = args[0]
+			if o.list {
+				return writeReproduce(stdout, r.exps, nil, o.format, false, nil)
 			}
-			validation := family == validationFamily
-			checks := validation || family == "all" && len(ids) == 0 && !list
-			switch {
-			case validation && list:
-				return usagef("--list lists the papers' experiments; the validation checks are known only by running them: pimtui reproduce validation")
-			case validation && len(ids) > 0:
-				return usagef("--experiment picks papers' experiments, which validation does not run: pimtui reproduce validation [--preset P] checks the figures measured outside pimtui")
+			trends, vs, err := r.results(r.measure(progressTo(stderr)))
+			if err != nil {
+				return err
 			}
-			var exps []reproduction
-			if !validation {
-				var err error
-				if exps, err = declared(family, only, ids, checks); err != nil {
-					return err
-				}
-			} else if only != "" {
-				if _, err := presets.Get(only); err != nil {
-					return usageError{err}
-				}
-			}
-			switch {
-			case detail && !validation && family != "all":
-				return usagef("--detail adds the finer validation checks (stages, ops, parts of a layer), which family %s does not run: pimtui reproduce validation --detail", family)
-			case detail && !checks:
-				return usagef("--detail adds the finer validation checks, which --list and --experiment leave out: pimtui reproduce validation --detail")
-			}
-			if list {
-				return writeReproduce(stdout, exps, nil, format, false, nil)
-			}
-			var refs []string
-			if checks {
-				refs = referenceNames()
-				if validation && len(refs) == 0 {
-					return fmt.Errorf("this pimtui has no checks against references measured outside it")
-				}
-			}
-			progress := progressTo(stderr)
-			start := time.Now()
-			// Every preset is measured at once: the runs share the machine's cores (the
-			// presets package caps how many run together), so one family's last long run
-			// does not leave the other core idle. Each reference's checks run beside them.
-			var names []string
-			for _, x := range exps {
-				if !slices.Contains(names, x.Preset) {
-					names = append(names, x.Preset)
-				}
-			}
-			type measuredPreset struct {
-				outs  []experiment.Outcome
-				trend *experiment.Trend
-				err   error
-			}
-			res := make([]measuredPreset, len(names))
-			type checkedReference struct {
-				checks []experiment.Check
-				err    error
-			}
-			checked := make([]checkedReference, len(refs))
-			finished := make(chan int)
-			for i, name := range names {
-				go func() {
-					r := &res[i]
-					defer func() { finished <- i }()
-					if r.outs, r.err = evaluate(name, ids); r.err != nil {
-						return
-					}
-					plan, ok, err := experiment.TrendPlan(name)
-					if err == nil && ok && !noChart && slices.ContainsFunc(exps, func(y reproduction) bool { return y.Preset == name && y.ID == plan.Expect }) {
-						t, err := measureTrend(plan)
-						r.trend, r.err = &t, err
-					}
-				}()
-			}
-			for i, ref := range refs {
-				go func() {
-					defer func() { finished <- len(names) + i }()
-					checked[i].checks, checked[i].err = validate(ref)
-				}()
-			}
-			presetsLeft, refsLeft := len(names), len(refs)
-			for n := range len(names) + len(refs) {
-				if progress != nil {
-					fmt.Fprintf(progress, "\r\x1b[K%s measuring %s · %.0f s", progressBar(float64(n)/float64(len(names)+len(refs)), 30), measuring(presetsLeft, refsLeft), time.Since(start).Seconds())
-				}
-				if <-finished < len(names) {
-					presetsLeft--
-				} else {
-					refsLeft--
-				}
-			}
-			if progress != nil {
-				fmt.Fprint(progress, "\r\x1b[K")
-			}
-			var trends []experiment.Trend
-			for i, r := range res {
-				if r.err != nil {
-					return fmt.Errorf("%s: %w", names[i], r.err)
-				}
-				for _, o := range r.outs {
-					for j := range exps {
-						if exps[j].Preset == o.Preset && exps[j].ID == o.ID {
-							exps[j].Outcome = &o
-						}
-					}
-				}
-				if r.trend != nil && !drawn(trends, *r.trend) {
-					trends = append(trends, *r.trend)
-				}
-			}
-			var vs *validations
-			if checks {
-				vs = &validations{detail: detail, preset: only}
-				for _, c := range checked {
-					if c.err != nil {
-						return fmt.Errorf("validation: %w", c.err)
-					}
-					vs.checks = append(vs.checks, c.checks...)
-				}
-				if err := vs.pick(validation); err != nil {
-					return err
-				}
-				if len(exps) == 0 && len(vs.checks) == 0 {
-					return usagef("preset %s declares no paper experiments, and no reference measured outside pimtui checks it", only)
-				}
-			}
-			if validation && format == "json" {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Validations *[]validationRow `json:"validations"`
-				}{vs.rows()})
-			}
-			if validation {
-				return vs.table(stdout)
-			}
-			return writeReproduce(stdout, exps, trends, format, true, vs)
+			return r.write(stdout, trends, vs)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&format, "format", "table", "output: table or json")
-	f.StringVar(&only, "preset", "", "only the experiments this preset declares")
-	f.StringSliceVar(&ids, "experiment", nil, "only the experiments with these ids (comma-separated)")
-	f.BoolVar(&list, "list", false, "list the experiments without running them")
-	f.BoolVar(&noChart, "no-chart", false, "skip the curves (they cost a few extra runs)")
-	f.BoolVar(&detail, "detail", false, "validation and all: add the finer checks (stages, ops, parts of a layer)")
+	f.StringVar(&o.format, "format", "table", "output: table or json")
+	f.StringVar(&o.only, "preset", "", "only the experiments this preset declares")
+	f.StringSliceVar(&o.ids, "experiment", nil, "only the experiments with these ids (comma-separated)")
+	f.BoolVar(&o.list, "list", false, "list the experiments without running them")
+	f.BoolVar(&o.noChart, "no-chart", false, "skip the curves (they cost a few extra runs)")
+	f.BoolVar(&o.detail, "detail", false, "validation and all: add the finer checks (stages, ops, parts of a layer)")
 	return c
+}
+
+// reproduceOpts are the reproduce command's flags.
+type reproduceOpts struct {
+	format, only          string
+	ids                   []string
+	list, noChart, detail bool
+}
+
+// reproduceRun is what one reproduce command measures: the papers' experiments it picked
+// and, with checks, the references measured outside pimtui, run beside them.
+type reproduceRun struct {
+	reproduceOpts
+	family     string
+	validation bool // the checks alone, in place of a family
+	checks     bool // the checks at all
+	exps       []reproduction
+	refs       []string
+}
+
+// planReproduce checks the command's flags and arguments together and picks the
+// experiments and references it runs.
+func planReproduce(o reproduceOpts, args []string) (*reproduceRun, error) {
+	switch o.format {
+	case "table", "json":
+	default:
+		return nil, usagef("--format %q: want table or json", o.format)
+	}
+	r := &reproduceRun{reproduceOpts: o, family: "all"}
+	if len(args) == 1 {
+		r.family = args[0]
+	}
+	r.validation = r.family == validationFamily
+	r.checks = r.validation || r.family == "all" && len(o.ids) == 0 && !o.list
+	switch {
+	case r.validation && o.list:
+		return nil, usagef("--list lists the papers' experiments; the validation checks are known only by running them: pimtui reproduce validation")
+	case r.validation && len(o.ids) > 0:
+		return nil, usagef("--experiment picks papers' experiments, which validation does not run: pimtui reproduce validation [--preset P] checks the figures measured outside pimtui")
+	}
+	if !r.validation {
+		var err error
+		if r.exps, err = declared(r.family, o.only, o.ids, r.checks); err != nil {
+			return nil, err
+		}
+	} else if o.only != "" {
+		if _, err := presets.Get(o.only); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	switch {
+	case o.detail && !r.validation && r.family != "all":
+		return nil, usagef("--detail adds the finer validation checks (stages, ops, parts of a layer), which family %s does not run: pimtui reproduce validation --detail", r.family)
+	case o.detail && !r.checks:
+		return nil, usagef("--detail adds the finer validation checks, which --list and --experiment leave out: pimtui reproduce validation --detail")
+	}
+	if r.checks {
+		r.refs = referenceNames()
+		if r.validation && len(r.refs) == 0 {
+			return nil, fmt.Errorf("this pimtui has no checks against references measured outside it")
+		}
+	}
+	return r, nil
+}
+
+// measuredPreset is one preset's outcomes and, where it draws one, its curve.
+type measuredPreset struct {
+	name  string
+	outs  []experiment.Outcome
+	trend *experiment.Trend
+	err   error
+}
+
+// checkedReference is one reference's checks.
+type checkedReference struct {
+	checks []experiment.Check
+	err    error
+}
+
+// measure runs every preset of the picked experiments and every reference at once: the
+// runs share the machine's cores (the presets package caps how many run together), so
+// one family's last long run does not leave the other core idle. progress, when not nil,
+// shows what is left.
+func (r *reproduceRun) measure(progress io.Writer) ([]measuredPreset, []checkedReference) {
+	start := time.Now()
+	var res []measuredPreset
+	for _, x := range r.exps {
+		if !slices.ContainsFunc(res, func(m measuredPreset) bool { return m.name == x.Preset }) {
+			res = append(res, measuredPreset{name: x.Preset})
+		}
+	}
+	checked := make([]checkedReference, len(r.refs))
+	finished := make(chan int)
+	for i := range res {
+		go func() {
+			m := &res[i]
+			defer func() { finished <- i }()
+			if m.outs, m.err = evaluate(m.name, r.ids); m.err != nil {
+				return
+			}
+			plan, ok, err := experiment.TrendPlan(m.name)
+			if err == nil && ok && !r.noChart && slices.ContainsFunc(r.exps, func(y reproduction) bool { return y.Preset == m.name && y.ID == plan.Expect }) {
+				t, err := measureTrend(plan)
+				m.trend, m.err = &t, err
+			}
+		}()
+	}
+	for i, ref := range r.refs {
+		go func() {
+			defer func() { finished <- len(res) + i }()
+			checked[i].checks, checked[i].err = validate(ref)
+		}()
+	}
+	presetsLeft, refsLeft := len(res), len(r.refs)
+	for n := range len(res) + len(r.refs) {
+		if progress != nil {
+			fmt.Fprintf(progress, "\r\x1b[K%s measuring %s · %.0f s", progressBar(float64(n)/float64(len(res)+len(r.refs)), 30), measuring(presetsLeft, refsLeft), time.Since(start).Seconds())
+		}
+		if <-finished < len(res) {
+			presetsLeft--
+		} else {
+			refsLeft--
+		}
+	}
+	if progress != nil {
+		fmt.Fprint(progress, "\r\x1b[K")
+	}
+	return res, checked
+}
+
+// results gives each experiment its outcome and gathers the curves and, with checks, the
+// references' checks; the first error, by preset and then by reference, ends the command.
+func (r *reproduceRun) results(res []measuredPreset, checked []checkedReference) ([]experiment.Trend, *validations, error) {
+	var trends []experiment.Trend
+	for _, m := range res {
+		if m.err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, m.err)
+		}
+		for _, o := range m.outs {
+			for j := range r.exps {
+				if r.exps[j].Preset == o.Preset && r.exps[j].ID == o.ID {
+					r.exps[j].Outcome = &o
+				}
+			}
+		}
+		if m.trend != nil && !drawn(trends, *m.trend) {
+			trends = append(trends, *m.trend)
+		}
+	}
+	if !r.checks {
+		return trends, nil, nil
+	}
+	vs := &validations{detail: r.detail, preset: r.only}
+	for _, c := range checked {
+		if c.err != nil {
+			return nil, nil, fmt.Errorf("validation: %w", c.err)
+		}
+		vs.checks = append(vs.checks, c.checks...)
+	}
+	if err := vs.pick(r.validation); err != nil {
+		return nil, nil, err
+	}
+	if len(r.exps) == 0 && len(vs.checks) == 0 {
+		return nil, nil, usagef("preset %s declares no paper experiments, and no reference measured outside pimtui checks it", r.only)
+	}
+	return trends, vs, nil
+}
+
+// write prints the experiments' table (or JSON) with the checks after it, or the checks
+// alone.
+func (r *reproduceRun) write(w io.Writer, trends []experiment.Trend, vs *validations) error {
+	if r.validation && r.format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Validations *[]validationRow `json:"validations"`
+		}{vs.rows()})
+	}
+	if r.validation {
+		return vs.table(w)
+	}
+	return writeReproduce(w, r.exps, trends, r.format, true, vs)
 }
 
 // measuring says what is still being measured: "12 presets and 3 references".
@@ -301,14 +349,14 @@ type reproduceRow struct {
 func methodText(e presets.Expect) string {
 	if e.Method == "whole" {
 		if e.Requests > 0 {
-			return fmt.Sprintf("whole runs of %s requests", thousands(e.Requests))
+			return fmt.Sprintf("whole runs of %s requests", ui.Thousands(e.Requests))
 		}
 		return "whole runs of one batch"
 	}
 	if e.Warmup == 0 {
-		return fmt.Sprintf("steady state: closed loop kept full, %s iterations measured from the start", thousands(e.Steps))
+		return fmt.Sprintf("steady state: closed loop kept full, %s iterations measured from the start", ui.Thousands(e.Steps))
 	}
-	return fmt.Sprintf("steady state: closed loop kept full, %s warm-up + %s measured iterations", thousands(e.Warmup), thousands(e.Steps))
+	return fmt.Sprintf("steady state: closed loop kept full, %s warm-up + %s measured iterations", ui.Thousands(e.Warmup), ui.Thousands(e.Steps))
 }
 
 // trendJSON is one redrawn curve of `reproduce --format json`.
@@ -468,11 +516,11 @@ func writeReduced(w io.Writer, exps []reproduction) {
 func methodCell(e presets.Expect) string {
 	if e.Method == "whole" {
 		if e.Requests > 0 {
-			return "whole " + thousands(e.Requests)
+			return "whole " + ui.Thousands(e.Requests)
 		}
 		return "whole 1 batch"
 	}
-	return "steady " + thousands(e.Warmup) + "+" + thousands(e.Steps)
+	return "steady " + ui.Thousands(e.Warmup) + "+" + ui.Thousands(e.Steps)
 }
 
 // utilCell is the FLOP utilisation of each system of an experiment, the preset first and

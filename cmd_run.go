@@ -13,8 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
-	"github.com/pimtui/pimtui/ui/outfile"
+	"github.com/pimtui/pimtui/ui"
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -89,7 +90,7 @@ func batchNote(e *sim.Engine) string {
 	if !byKV || peak >= min(w.MaxBatch, w.Requests) {
 		return ""
 	}
-	return fmt.Sprintf("batch capped by KV memory at %s of %s", thousands(peak), thousands(w.MaxBatch))
+	return fmt.Sprintf("batch capped by KV memory at %s of %s", ui.Thousands(peak), ui.Thousands(w.MaxBatch))
 }
 
 func parseRange(s string) (int, int, error) {

@@ -22,15 +22,6 @@ func progressTo(w io.Writer) io.Writer {
 	return nil
 }
 
-// thousands prints n with thousands separators: 1,024.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // progressBar draws the fraction f done as a bar w cells wide.
 func progressBar(f float64, w int) string {
 	n := int(max(0, min(1, f))*float64(w) + 0.5)

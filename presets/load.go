@@ -17,8 +17,8 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
-	"github.com/pimtui/pimtui/ui/outfile"
 )
 
 //go:embed *.toml catalog/*.toml

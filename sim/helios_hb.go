@@ -76,66 +76,102 @@ func init() {
 	register(SystemHeLioS, func(c *Config) (system, error) { return newHBSystem(c) })
 }
 
+// newHBSystem builds the HB-Device planner: the configuration checked, the mesh and its
+// rates derived, the KV cache sized in what the weights leave of each PE, then the lanes.
 func newHBSystem(c *Config) (*hbSystem, error) {
-	if err := heliosCheck(c); err != nil {
+	if err := checkHB(c); err != nil {
 		return nil, err
+	}
+	s := deriveHB(c)
+	if err := s.sizeKV(); err != nil {
+		return nil, err
+	}
+	s.addLanes()
+	return s, nil
+}
+
+// checkHB refuses a device, attention flow, KV allocation or dataflow the planner cannot
+// run, saying what to change.
+func checkHB(c *Config) error {
+	if err := heliosCheck(c); err != nil {
+		return err
 	}
 	hb := c.HeLioS.HB
 	kvc := c.HeLioS.KV
 	if hb.BankGrid < 1 || hb.Dies < 1 || hb.Mesh < 1 || hb.BankGrid%hb.Mesh != 0 {
-		return nil, fmt.Errorf("a %d×%d PE mesh does not divide a die's %d×%d bank grid into equal partitions; pick a mesh side that divides %d (1, 2, 4, 8 or 16 for the paper's die)",
+		return fmt.Errorf("a %d×%d PE mesh does not divide a die's %d×%d bank grid into equal partitions; pick a mesh side that divides %d (1, 2, 4, 8 or 16 for the paper's die)",
 			hb.Mesh, hb.Mesh, hb.BankGrid, hb.BankGrid, hb.BankGrid)
 	}
 	if hb.Channels < 1 || !(hb.PinGbps > 0) || hb.BankPins < 1 || !(hb.BankMB > 0) || hb.MACsPerPE < 1 || !(hb.ClockGHz > 0) || !(hb.NoCLinkGBps > 0) {
-		return nil, errors.New("the HB-Device needs at least one channel and positive pins, pin rate, bank capacity, MACs, clock and NoC bandwidth")
+		return errors.New("the HB-Device needs at least one channel and positive pins, pin rate, bank capacity, MACs, clock and NoC bandwidth")
 	}
 	switch hb.Flow {
 	case FlowTiled, FlowNonTiled:
 	default:
-		return nil, fmt.Errorf("unknown attention flow %q; want %s or %s", hb.Flow, FlowTiled, FlowNonTiled)
+		return fmt.Errorf("unknown attention flow %q; want %s or %s", hb.Flow, FlowTiled, FlowNonTiled)
 	}
 	switch kvc.Alloc {
 	case AllocSpatial, AllocRoundRobin, AllocBalancedOnly, AllocStaticModule:
 	default:
-		return nil, fmt.Errorf("unknown KV allocation %q; want spatial, static_module, round_robin or balanced_only", kvc.Alloc)
+		return fmt.Errorf("unknown KV allocation %q; want spatial, static_module, round_robin or balanced_only", kvc.Alloc)
 	}
 	if hb.Flow == FlowNonTiled && kvc.Alloc != AllocStaticModule {
-		return nil, fmt.Errorf("the non-tiled flow keeps each KV head on one module of PEs; set kvcache.alloc=static_module (got %s)", kvc.Alloc)
+		return fmt.Errorf("the non-tiled flow keeps each KV head on one module of PEs; set kvcache.alloc=static_module (got %s)", kvc.Alloc)
 	}
 	switch hb.Dataflow {
 	case DataflowMesh:
 	case DataflowRing:
 		if hb.Flow != FlowNonTiled {
-			return nil, fmt.Errorf("the ring dataflow is Stratum's, whose attention is non-tiled; set hb.attention_flow=non_tiled (got %s)", hb.Flow)
+			return fmt.Errorf("the ring dataflow is Stratum's, whose attention is non-tiled; set hb.attention_flow=non_tiled (got %s)", hb.Flow)
 		}
 		if hb.Mesh > 1 && hb.Mesh%2 == 1 {
-			return nil, fmt.Errorf("a ring through every PE of a %d×%d mesh needs an even side; pick hb.mesh 2, 4, 8 or 16", hb.Mesh, hb.Mesh)
+			return fmt.Errorf("a ring through every PE of a %d×%d mesh needs an even side; pick hb.mesh 2, 4, 8 or 16", hb.Mesh, hb.Mesh)
 		}
 	default:
-		return nil, fmt.Errorf("unknown dataflow %q; want %s or %s", hb.Dataflow, DataflowMesh, DataflowRing)
+		return fmt.Errorf("unknown dataflow %q; want %s or %s", hb.Dataflow, DataflowMesh, DataflowRing)
 	}
-	sh := c.shard()
+	if group, pes := modulePEs(kvc), hb.MeshPEs(); pes%group != 0 {
+		return fmt.Errorf("modules of %d PEs do not divide the %d PEs of a %d×%d mesh; pick kvcache.module_pes dividing %d", group, pes, hb.Mesh, hb.Mesh, pes)
+	}
+	return nil
+}
+
+// modulePEs is the PEs that hold a KV head together: a module under the static
+// allocation (the NMP baselines), one PE otherwise.
+func modulePEs(kvc HeLioSKV) int {
+	if kvc.Alloc == AllocStaticModule {
+		return max(1, kvc.ModulePEs)
+	}
+	return 1
+}
+
+// deriveHB is the planner's fixed parameters: the mesh, its lanes' aggregation, each PE's
+// achievable FLOP rate and bandwidth, and the NoC's hop latency and link bandwidth.
+func deriveHB(c *Config) *hbSystem {
+	hb := c.HeLioS.HB
 	cl := c.HeLioS.Cluster
-	s := &hbSystem{cfg: c, sh: sh, hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled, ring: hb.Dataflow == DataflowRing}
+	s := &hbSystem{cfg: c, sh: c.shard(), hb: hb, cl: cl, m: hb.Mesh, pes: hb.MeshPEs(), tiled: hb.Flow == FlowTiled, ring: hb.Dataflow == DataflowRing}
 	s.side = min(s.m, 4)
 	s.agg = s.m / s.side
 	s.peFLOPS = hb.PEFLOPS() * cl.ComputeEff
 	s.peBW = hb.PEBandwidth() * cl.MemoryEff
 	s.hop = FromSeconds(hb.NoCHopNs * 1e-9)
 	s.link = hb.NoCLinkGBps * 1e9
-	group := 1
-	if kvc.Alloc == AllocStaticModule {
-		group = max(1, kvc.ModulePEs)
-		if s.pes%group != 0 {
-			return nil, fmt.Errorf("modules of %d PEs do not divide the %d PEs of a %d×%d mesh; pick kvcache.module_pes dividing %d", group, s.pes, s.m, s.m, s.pes)
-		}
-	}
+	return s
+}
 
-	weights := heliosWeights(sh, cl.EP)
+// sizeKV places the KV cache in what the weights leave of each PE (or the capacity a
+// preset gives), in blocks of the allocation's unit, and the DRAM row efficiency of its
+// reads.
+func (s *hbSystem) sizeKV() error {
+	c, sh, hb := s.cfg, s.sh, s.hb
+	kvc := c.HeLioS.KV
+	group := modulePEs(kvc)
+	weights := heliosWeights(sh, s.cl.EP)
 	perPE := weights / float64(s.pes)
 	free := hb.PECapacity() - perPE
 	if free <= 0 {
-		return nil, fmt.Errorf("%s needs %.2f GB of weights per PE at tp=%d (%.1f GB per device over %d PEs) but a PE holds %.2f GB; raise tp or pp",
+		return fmt.Errorf("%s needs %.2f GB of weights per PE at tp=%d (%.1f GB per device over %d PEs) but a PE holds %.2f GB; raise tp or pp",
 			c.Model.Display, perPE/1e9, sh.TP, weights/1e9, s.pes, hb.PECapacity()/1e9)
 	}
 	kvh := sh.KVHeadsDev()
@@ -167,7 +203,13 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 		contig = float64(ctx) / float64(group) * s.kvTokLayer / float64(kvh) / float64(hb.BanksPerPE())
 	}
 	s.rowEffKV = hb.RowEff(contig)
+	return nil
+}
 
+// addLanes lays out the PE lanes (the mesh aggregated into at most 4×4), the two NoCs,
+// NVLink and, when prefill runs, the prefill instance and its KV stream; and the per-PE
+// state observe fills.
+func (s *hbSystem) addLanes() {
 	for i := range s.side * s.side {
 		x, y := i/s.side, i%s.side
 		name := fmt.Sprintf("PE(%d,%d)", x, y)
@@ -183,8 +225,8 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	s.lnNV = len(s.lane)
 	s.lane = append(s.lane, Lane{Name: "NVLink", Group: "nvlink", Transfer: true})
 	s.lnPre, s.lnStream = -1, -1
-	if c.Workload.Prefill == PrefillRun {
-		s.pre = newPrefillInstance(c, kvTok)
+	if s.cfg.Workload.Prefill == PrefillRun {
+		s.pre = newPrefillInstance(s.cfg, s.kvTokLayer*float64(s.sh.LayersDev()))
 		s.lnPre = len(s.lane)
 		s.lane = append(s.lane, Lane{Name: "A100 prefill", Group: "prefill"})
 		s.lnStream = len(s.lane)
@@ -193,7 +235,6 @@ func newHBSystem(c *Config) (*hbSystem, error) {
 	s.load = make([]float64, s.pes)
 	s.attn = make([]Time, s.pes)
 	s.peBytes = make([]float64, s.pes)
-	return s, nil
 }
 
 func (s *hbSystem) lanes() []Lane { return s.lane }
@@ -784,13 +825,6 @@ func t2Cost(m int, targets []int, chunk float64, hop Time, bw float64) (xr, xs, 
 	yg = step(gd, maxG)
 	ys = step(sd, maxS)
 	return
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // planPrefill draws the prefill instance and the KV stream of the prompts in flight

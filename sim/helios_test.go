@@ -352,129 +352,60 @@ func TestT2Routing(t *testing.T) {
 	}
 }
 
-// Algorithm 1 as printed (online softmax over KV blocks, O kept normalised) and the
-// reduction of Eq. 1-2 give exactly softmax attention, whatever the split of the blocks
-// over PEs: the property the distributed tiled attention rests on.
-func TestOnlineSoftmaxAndMerge(t *testing.T) {
-	d, b := 4, 3
-	q := []float64{0.3, -1.2, 0.8, 0.5}
-	var keys, vals [][]float64
-	for i := range 4 * b {
-		k := make([]float64, d)
-		v := make([]float64, d)
-		for j := range d {
-			k[j] = math.Sin(float64(i*7+j)) * 2
-			v[j] = math.Cos(float64(i*3+j*5)) * 3
-		}
-		keys, vals = append(keys, k), append(vals, v)
-	}
-	// reference softmax attention
-	var mx = math.Inf(-1)
-	xs := make([]float64, len(keys))
-	for i, k := range keys {
-		xs[i] = hdot(q, k)
-		mx = math.Max(mx, xs[i])
-	}
-	want := make([]float64, d)
-	var sum float64
-	for i, x := range xs {
-		e := math.Exp(x - mx)
-		sum += e
-		for j := range d {
-			want[j] += e * vals[i][j]
+// hbSegs is the duration of each named segment of one layer's phases for the decode batch
+// of c's first iteration, and the slowest PE's attention.
+func hbSegs(t *testing.T, c Config) (map[string]Time, Time, *hbSystem, int) {
+	t.Helper()
+	e, _ := firstStep(t, c)
+	hb := e.sys.(*hbSystem)
+	segs := map[string]Time{}
+	for _, ph := range hb.phases(e.running) {
+		for _, g := range ph.segs {
+			segs[g.name] = g.dur
 		}
 	}
-	for j := range want {
-		want[j] /= sum
-	}
-	// two "PEs": blocks 0, 2 on one, blocks 1, 3 on the other
-	o1, m1, l1 := algorithm1(q, [][][]float64{keys[0:b], keys[2*b : 3*b]}, [][][]float64{vals[0:b], vals[2*b : 3*b]})
-	o2, m2, l2 := algorithm1(q, [][][]float64{keys[b : 2*b], keys[3*b : 4*b]}, [][][]float64{vals[b : 2*b], vals[3*b : 4*b]})
-	got, _, l := mergeEq12(o1, m1, l1, o2, m2, l2)
-	for j := range d {
-		if math.Abs(got[j]-want[j]) > 1e-12 {
-			t.Fatalf("merged attention %v, softmax attention %v", got, want)
+	return segs, hb.attnMax, hb, len(e.running)
+}
+
+// Algorithm 1 leaves each PE, for each query head, its partial output and the running max
+// m and sum l of its blocks, and Eq. 1-2 merge those exactly whatever the split: so T3
+// moves the same bytes whatever the context's length and wherever its blocks lie, while
+// the attention before it reads every block.
+func TestTiledMergeMovesPartialsOnly(t *testing.T) {
+	at := func(in int) (map[string]Time, Time) {
+		c := testHeLioS()
+		c.Workload.InputLen, c.Workload.OutputLen = in, 64
+		segs, attn, _, b := hbSegs(t, c)
+		if b != c.Workload.MaxBatch {
+			t.Fatalf("%d-token prompts: %d requests decode, want %d", in, b, c.Workload.MaxBatch)
 		}
+		return segs, attn
 	}
-	if math.Abs(l-sum*math.Exp(mx-math.Max(m1, m2))) > 1e-9 {
-		t.Fatalf("l = %g, want the softmax denominator %g", l, sum)
+	short, aShort := at(1024)
+	long, aLong := at(8192)
+	if short["T3 O"] <= 0 || short["T3 O"] != long["T3 O"] {
+		t.Errorf("T3 %v at 1,024 tokens, %v at 8,192; want the same positive time", short["T3 O"], long["T3 O"])
+	}
+	if aLong < 4*aShort {
+		t.Errorf("attention %v at 8,192 tokens, %v at 1,024; want it to grow with the blocks read", aLong, aShort)
 	}
 }
 
-func hdot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// algorithm1 is HeLioS Algorithm 1 for one query over a PE's blocks, line by line.
-func algorithm1(q []float64, kb, vb [][][]float64) (o []float64, m, l float64) {
-	o = make([]float64, len(q))
-	m, l = math.Inf(-1), 0
-	for i := range kb {
-		x := make([]float64, len(kb[i])) // line 5: x_i = Q × K_iᵀ
-		mi := m
-		for t, k := range kb[i] {
-			x[t] = hdot(q, k)
-			mi = math.Max(mi, x[t]) // line 6
+// Eq. 3 merges LayerNorm's statistics from their counts, means and variances, three FP32
+// values a request; RMSNorm needs only the sum of squares, one. T5 all-reduces them over
+// the mesh line.
+func TestNormStatisticsT5(t *testing.T) {
+	for _, tc := range []struct {
+		ffn   string
+		bytes float64
+	}{{"swiglu", 4}, {"gelu", 12}} {
+		c := testHeLioS()
+		c.Model.FFN = tc.ffn
+		segs, _, hb, b := hbSegs(t, c)
+		want := lineAllReduce(hb.m, float64(b)*tc.bytes, hb.hop, hb.link)
+		if got := segs["T5 norm"]; got != want {
+			t.Errorf("%s: T5 %v, want %v (%g B for each of %d requests)", tc.ffn, got, want, tc.bytes, b)
 		}
-		e := make([]float64, len(x)) // line 7
-		var s float64
-		for t := range x {
-			e[t] = math.Exp(x[t] - mi)
-			s += e[t]
-		}
-		li := l*math.Exp(m-mi) + s       // line 8
-		alpha := l * math.Exp(m-mi) / li // line 9 (0 at i = 0)
-		for j := range o {
-			var oi float64
-			for t := range e {
-				oi += e[t] / li * vb[i][t][j] // line 10: O_i = p_i × V_i
-			}
-			o[j] = alpha*o[j] + oi // line 11
-		}
-		m, l = mi, li
-	}
-	return o, m, l
-}
-
-// mergeEq12 is HeLioS Eq. 1-2: the reduction of two partial results.
-func mergeEq12(o1 []float64, m1, l1 float64, o2 []float64, m2, l2 float64) ([]float64, float64, float64) {
-	m := math.Max(m1, m2)
-	e1, e2 := l1*math.Exp(m1-m), l2*math.Exp(m2-m)
-	l := e1 + e2
-	o := make([]float64, len(o1))
-	for j := range o {
-		o[j] = e1/l*o1[j] + e2/l*o2[j]
-	}
-	return o, m, l
-}
-
-// Eq. 3 (LayerNorm statistics merged pairwise, T5) gives the mean and variance of the union.
-func TestEq3MomentsMerge(t *testing.T) {
-	a := []float64{1, 2, 4, 7}
-	b := []float64{-3, 0.5, 10}
-	mom := func(v []float64) (float64, float64, float64) {
-		var s float64
-		for _, x := range v {
-			s += x
-		}
-		mu := s / float64(len(v))
-		var q float64
-		for _, x := range v {
-			q += (x - mu) * (x - mu)
-		}
-		return float64(len(v)), mu, q / float64(len(v))
-	}
-	n1, mu1, v1 := mom(a)
-	n2, mu2, v2 := mom(b)
-	_, muAll, vAll := mom(append(append([]float64{}, a...), b...))
-	mu := (n1*mu1 + n2*mu2) / (n1 + n2)
-	v := (n1*v1+n2*v2)/(n1+n2) + n1*n2*(mu1-mu2)*(mu1-mu2)/((n1+n2)*(n1+n2))
-	if math.Abs(mu-muAll) > 1e-12 || math.Abs(v-vAll) > 1e-12 {
-		t.Fatalf("Eq. 3: μ %g σ² %g, want %g %g", mu, v, muAll, vAll)
 	}
 }
 

@@ -15,6 +15,15 @@ import "math"
 // window remap), so an iteration's costs depend on draws and placements that only
 // stepping it makes: those planners plan every iteration.
 
+// Hermes and the offloading baselines jump, and Hermes counts its steps as a staircase
+// (jump_stairs.go), checked here so that a change to either interface cannot silently make
+// one step every iteration.
+var (
+	_ jumper  = (*hermes)(nil)
+	_ stairer = (*hermes)(nil)
+	_ jumper  = (*offload)(nil)
+)
+
 // probe plans the decode batch shift iterations on. Hermes' sparse variants decline: see
 // above.
 func (h *hermes) probe(s *Schedule, decode []*Request, shift int) bool {

@@ -74,15 +74,6 @@ func phiApprox(x float32) float32 {
 	return cdfTab[k] + f*(cdfTab[k+1]-cdfTab[k])
 }
 
-// splitmix is SplitMix64's finaliser: a counter-based hash, so any draw can be
-// regenerated from (seed, stream, indices).
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
 func hash3(a, b, c uint64) uint64 { return splitmix(splitmix(splitmix(a)^b) ^ c) }
 
 // wyrng is a fast sequential generator (wyrand) seeded from a counter hash; it yields

@@ -78,16 +78,6 @@ type decliner interface {
 	declines(running, decode []*Request, r *Request, m int) int
 }
 
-// The planners that jump, checked here so that a change to jumper cannot silently turn
-// one back into a planner that steps every iteration.
-var (
-	_ jumper   = (*l3)(nil)
-	_ jumper   = (*hermes)(nil)
-	_ jumper   = (*offload)(nil)
-	_ stairer  = (*hermes)(nil)
-	_ decliner = (*l3)(nil)
-)
-
 // minStretch is the shortest stretch worth its three probes.
 const minStretch = 8
 

@@ -129,38 +129,88 @@ func (lc *L3Config) Check(tp, pp int) error {
 	return nil
 }
 
+// newL3 builds the L3 planner: the configuration checked, the GPUs, links and host DIMMs
+// derived from it, the lanes, then the KV cache sized in what the weights leave.
 func newL3(c *Config) (*l3, error) {
+	if err := checkL3(c); err != nil {
+		return nil, err
+	}
+	p := deriveL3(c)
+	p.addLanes()
+	_, free := l3GPUMemory(c)
+	if err := p.newPools(free); err != nil {
+		return nil, err
+	}
+	p.kv.full = c.Workload.KVPolicy == KVReserve
+	p.pred.init(c.L3.Predictor == L3PredPaper)
+	return p, nil
+}
+
+// l3GPUMemory is what a GPU offers the model (its capacity at its memory utilisation) and
+// what its share of the weights leaves of it, below zero when they do not fit.
+func l3GPUMemory(c *Config) (usable, free float64) {
+	g := c.L3.GPU
+	usable = g.CapacityGB * 1e9 * g.MemoryUtilization
+	return usable, usable - c.shard().WeightBytes()
+}
+
+// checkL3 refuses a configuration the planner cannot run, saying what to change.
+func checkL3(c *Config) error {
 	lc := &c.L3
 	sh := c.shard()
 	if err := lc.Check(sh.TP, sh.PP); err != nil {
-		return nil, err
+		return err
 	}
 	g := lc.GPU
 	if g.PeakTFLOPS <= 0 || g.BandwidthGBps <= 0 || g.CapacityGB <= 0 || g.ComputeEfficiency <= 0 || g.MemoryEfficiency <= 0 {
-		return nil, fmt.Errorf("the GPU needs positive peak FLOP/s, bandwidth, capacity and efficiencies")
+		return fmt.Errorf("the GPU needs positive peak FLOP/s, bandwidth, capacity and efficiencies")
 	}
+	if usable, free := l3GPUMemory(c); free <= 0 {
+		return fmt.Errorf("%s needs %.1f GB of weights per GPU at tp=%d but a %s offers %.1f GB; raise model.tp",
+			c.Model.Display, sh.WeightBytes()/1e9, sh.TP, g.Display, usable/1e9)
+	}
+	h := lc.Host
+	if h.Channels < 1 || h.RanksPerChannel() < 1 || h.BanksPerRank() < 1 || h.ChipsPerRank < 1 || h.ChipWidthBits < 1 || h.ClockMHz <= 0 || h.Timing.BL < 1 || h.Timing.CCDL < 1 {
+		return fmt.Errorf("the host DIMMs need at least one channel, rank, bank and chip, a clock and a burst length")
+	}
+	if h.CapacityGiB <= 0 {
+		return fmt.Errorf("l3.host.capacity_gib must be above 0")
+	}
+	if (lc.hostKV() || lc.Attention == L3AttnCPU) && (lc.PCIeGBps <= 0 || lc.HostLinkGBps <= 0) {
+		return fmt.Errorf("the GPU↔host link needs a bandwidth above 0 (l3.link)")
+	}
+	if lc.Attention == L3AttnBankPIM && lc.PIM.SoftmaxChunk > 0 && lc.PIM.SoftmaxChunk < h.BanksPerRank() {
+		return fmt.Errorf("the rank PU's softmax chunk (%d) is smaller than the %d logic banks whose scores arrive each step; set l3.pim.softmax_chunk to at least %d", lc.PIM.SoftmaxChunk, h.BanksPerRank(), h.BanksPerRank())
+	}
+	if nrs := h.RanksPerChannel(); lc.hostKV() && nrs > sh.Layers {
+		return fmt.Errorf("%d ranksets (%d DIMMs × %d ranks per channel) but %s has %d layers: the layer-wise round-robin (§5.1) needs a layer for every rankset; use at most %d ranks per channel",
+			nrs, h.DIMMsPerChannel, h.RanksPerDIMM, c.Model.Display, sh.Layers, sh.Layers)
+	}
+	if lc.hostKV() && sh.KVHeads < h.Channels {
+		return fmt.Errorf("%s has %d KV heads for %d channels: heads are spread over the channels of a rankset (§5.1), so channels would sit idle; use at most %d channels", c.Model.Display, sh.KVHeads, h.Channels, sh.KVHeads)
+	}
+	if lc.Attention == L3AttnHBMPIM && lc.PIM.HBMPIMTBps <= 0 {
+		return fmt.Errorf("HBM-PIM attention needs l3.pim.hbm_pim_tbps above 0")
+	}
+	if lc.Attention == L3AttnCPU && h.CPUBandwidthGBps <= 0 {
+		return fmt.Errorf("CPU attention needs l3.host.cpu_bandwidth_gbps above 0")
+	}
+	return nil
+}
+
+// deriveL3 is the planner's fixed parameters: the GPU as a roofline device, NVLink, the
+// GPU↔host links where the host holds KV or runs attention, the KV heads over the
+// channels, the bank layout of a rank and a rank's bandwidth.
+func deriveL3(c *Config) *l3 {
+	lc := &c.L3
+	sh := c.shard()
+	g, h := lc.GPU, lc.Host
 	p := &l3{cfg: c, lc: lc, sh: sh, dp: lc.GPUs / sh.TP, laneAtt: -1, laneH2D: -1, laneD2H: -1}
 	p.prefillSkip = c.Workload.Prefill == PrefillSkip
 	p.gpu = Device{Name: g.Display, PeakFLOPS: g.PeakTFLOPS * 1e12, MemBandwidth: g.BandwidthGBps * 1e9,
 		ComputeEff: g.ComputeEfficiency, MemoryEff: g.MemoryEfficiency, LaunchOverhead: FromSeconds(g.LaunchOverheadUs * 1e-6)}
 	p.nvl = Link{Name: "NVLink", Bandwidth: lc.NVLinkGBps * 1e9, Latency: FromSeconds(lc.NVLinkLatencyUs * 1e-6)}
-	usable := g.CapacityGB * 1e9 * g.MemoryUtilization
-	free := usable - sh.WeightBytes()
-	if free <= 0 {
-		return nil, fmt.Errorf("%s needs %.1f GB of weights per GPU at tp=%d but a %s offers %.1f GB; raise model.tp",
-			c.Model.Display, sh.WeightBytes()/1e9, sh.TP, g.Display, usable/1e9)
-	}
-	h := lc.Host
-	if h.Channels < 1 || h.RanksPerChannel() < 1 || h.BanksPerRank() < 1 || h.ChipsPerRank < 1 || h.ChipWidthBits < 1 || h.ClockMHz <= 0 || h.Timing.BL < 1 || h.Timing.CCDL < 1 {
-		return nil, fmt.Errorf("the host DIMMs need at least one channel, rank, bank and chip, a clock and a burst length")
-	}
-	if h.CapacityGiB <= 0 {
-		return nil, fmt.Errorf("l3.host.capacity_gib must be above 0")
-	}
 	if lc.hostKV() || lc.Attention == L3AttnCPU {
-		if lc.PCIeGBps <= 0 || lc.HostLinkGBps <= 0 {
-			return nil, fmt.Errorf("the GPU↔host link needs a bandwidth above 0 (l3.link)")
-		}
 		bw := min(float64(lc.GPUs)*lc.PCIeGBps*1e9, lc.HostLinkGBps*1e9)
 		lat := FromSeconds(lc.PCIeLatencyUs * 1e-6)
 		p.h2d = Link{Name: "PCIe GPU→host", Bandwidth: bw, Latency: lat}
@@ -178,27 +228,16 @@ func newL3(c *Config) (*l3, error) {
 	if lc.RowSwitchFactor() > 0 {
 		p.rankBW /= 1 + lc.RowSwitchFactor()
 	}
-	if lc.Attention == L3AttnBankPIM && lc.PIM.SoftmaxChunk > 0 && lc.PIM.SoftmaxChunk < h.BanksPerRank() {
-		return nil, fmt.Errorf("the rank PU's softmax chunk (%d) is smaller than the %d logic banks whose scores arrive each step; set l3.pim.softmax_chunk to at least %d", lc.PIM.SoftmaxChunk, h.BanksPerRank(), h.BanksPerRank())
-	}
-	if lc.hostKV() && p.nrs > sh.Layers {
-		return nil, fmt.Errorf("%d ranksets (%d DIMMs × %d ranks per channel) but %s has %d layers: the layer-wise round-robin (§5.1) needs a layer for every rankset; use at most %d ranks per channel",
-			p.nrs, h.DIMMsPerChannel, h.RanksPerDIMM, c.Model.Display, sh.Layers, sh.Layers)
-	}
-	if lc.hostKV() && sh.KVHeads < p.nch {
-		return nil, fmt.Errorf("%s has %d KV heads for %d channels: heads are spread over the channels of a rankset (§5.1), so channels would sit idle; use at most %d channels", c.Model.Display, sh.KVHeads, p.nch, sh.KVHeads)
-	}
-	if lc.Attention == L3AttnHBMPIM && lc.PIM.HBMPIMTBps <= 0 {
-		return nil, fmt.Errorf("HBM-PIM attention needs l3.pim.hbm_pim_tbps above 0")
-	}
-	if lc.Attention == L3AttnCPU && h.CPUBandwidthGBps <= 0 {
-		return nil, fmt.Errorf("CPU attention needs l3.host.cpu_bandwidth_gbps above 0")
-	}
 	if lc.ChunkMultiple < 1 {
 		lc.ChunkMultiple = 1
 	}
+	return p
+}
 
-	// Lanes: the GPUs of each replica, the attention units, the two PCIe directions.
+// addLanes lays out the lanes (the GPUs of each replica, the attention units, the two
+// PCIe directions) and the per-rankset and per-bank state the views read.
+func (p *l3) addLanes() {
+	sh, lc := p.sh, p.lc
 	for r := range p.dp {
 		name := fmt.Sprintf("GPU ×%d", sh.TP)
 		if p.dp > 1 {
@@ -231,14 +270,7 @@ func newL3(c *Config) (*l3, error) {
 		p.laneD2H = p.laneH2D + 1
 	}
 	p.rsBusy, p.rsRecv, p.rsWork = make([]Time, p.nrs), make([]Time, p.nrs), make([]Time, p.nrs)
-	p.bankUse = make([]float64, h.BanksPerRank())
-
-	if err := p.newPools(free); err != nil {
-		return nil, err
-	}
-	p.kv.full = c.Workload.KVPolicy == KVReserve
-	p.pred.init(lc.Predictor == L3PredPaper)
-	return p, nil
+	p.bankUse = make([]float64, lc.Host.BanksPerRank())
 }
 
 // RowSwitchFactor is the bandwidth lost to opening DRAM rows when the host charges it:
@@ -582,14 +614,6 @@ func (p *l3) neoRate(gpu []l3Rep, hostTok float64, host int) float64 {
 		t = min(t, max(p.gpuSlot(&sb0), cpu)+p.gpuSlot(&sb1))
 	}
 	return float64(n) / float64(max(1, t))
-}
-
-// b2i is 1 for true and 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // neoProjected is the context NEO's load-aware policy plans a host-resident request's CPU

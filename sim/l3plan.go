@@ -870,6 +870,13 @@ func (p *l3) liveKV(r *Request) float64 {
 	return float64(r.kBlocks+r.vBlocks) * p.blkBytes * float64(s) / float64(bt*ceilDiv(s, bt))
 }
 
+// The L3 planner jumps and may decline an admission by choice (jump.go), checked here so
+// that a change to either interface cannot silently make it step every iteration.
+var (
+	_ jumper   = (*l3)(nil)
+	_ decliner = (*l3)(nil)
+)
+
 // probe plans the decode batch shift iterations on (sim/jump.go). A predictor fitted to
 // the iterations as they run (Eq. 5–6) is state a probe cannot stand for, so with it the
 // scheduler plans every iteration.
@@ -976,13 +983,6 @@ func (p *l3) stairs(decode []*Request, n int) []int {
 		ys[k] = kRDs*ceilDiv(s0+k, l.banks) + ceilDiv(s0+k, l.vTokens)
 	}
 	return ys
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // decided: the split's choices (§5.3 step 2, longest first, each to the lighter sub-batch)

@@ -111,29 +111,6 @@ func newNeuPIMs(c *Config) (*neupims, error) {
 	return n, nil
 }
 
-// maxSeqLen is the longest sequence the workload can produce.
-func maxSeqLen(c *Config) int {
-	w := c.Workload
-	if w.Trace != nil {
-		m := 0
-		for _, t := range w.Trace {
-			m = max(m, t.InputLen+t.OutputLen)
-		}
-		return m
-	}
-	in, out := w.InputLen, w.OutputLen
-	if in <= 0 {
-		in = w.Dataset.InMax
-	}
-	if out <= 0 {
-		out = w.Dataset.OutMax
-	}
-	if ms := w.Dataset.MaxSeqLen; ms > 0 && w.InputLen <= 0 && w.OutputLen <= 0 {
-		return min(in+out, ms)
-	}
-	return in + out
-}
-
 // fit: a request's KV cache lives in one PIM channel (NeuPIMs §5.1), or in the
 // device's HBM without PIM.
 func (n *neupims) fit(in, out int) string {

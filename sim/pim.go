@@ -104,10 +104,3 @@ func (p PIMParams) MHALatencyLiteral(seqLen, heads, headDim int) float64 {
 	b := float64(p.Banks)
 	return float64(p.GWriteCycles)*(e+float64(heads)*l)/pp + float64(p.TileCycles)*2*l*e/(b*pp)
 }
-
-func ceilDiv(a, b int) int {
-	if b <= 0 {
-		return 0
-	}
-	return (a + b - 1) / b
-}

@@ -363,3 +363,26 @@ func (w Workload) Stream() (dataset string, requests int, arrival string) {
 	}
 	return dataset, requests, arrival
 }
+
+// maxSeqLen is the longest sequence the workload can produce.
+func maxSeqLen(c *Config) int {
+	w := c.Workload
+	if w.Trace != nil {
+		m := 0
+		for _, t := range w.Trace {
+			m = max(m, t.InputLen+t.OutputLen)
+		}
+		return m
+	}
+	in, out := w.InputLen, w.OutputLen
+	if in <= 0 {
+		in = w.Dataset.InMax
+	}
+	if out <= 0 {
+		out = w.Dataset.OutMax
+	}
+	if ms := w.Dataset.MaxSeqLen; ms > 0 && w.InputLen <= 0 && w.OutputLen <= 0 {
+		return min(in+out, ms)
+	}
+	return in + out
+}

@@ -9,8 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pimtui/pimtui/internal/outfile"
 	"github.com/pimtui/pimtui/sim"
-	"github.com/pimtui/pimtui/ui/outfile"
 )
 
 // exportedMsg reports a finished export: what was written, or why nothing was.

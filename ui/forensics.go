@@ -263,6 +263,3 @@ func moved(n int, back bool) string {
 	}
 	return fmt.Sprintf("%s %s %s", thousands(n), unit, dir)
 }
-
-// pctInt formats a fraction as a whole percentage: 25%.
-func pctInt(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }

@@ -17,6 +17,7 @@ func TestFigureFormats(t *testing.T) {
 		{si(0.11), "0.11"}, {si(0), "0"}, {si(56.23), "56.2"}, {si(2185), "2185"}, {si(36700), "36.7k"},
 		{fmtRatio(156.4), "156×"}, {fmtRatio(1), "1.00×"}, {fmtRatio(0.68912), "0.689×"}, {fmtRatio(1234), "1234×"},
 		{count(1, "request"), "1 request"}, {count(1024, "block"), "1,024 blocks"},
+		{Thousands(100), "100"}, {Thousands(-1234567), "-1,234,567"}, {thousands(-100), "-100"},
 		{allSeries[0].format(2110), "2.11s"}, {allSeries[0].format(55.6), "55.6ms"},
 	}
 	for _, c := range cases {

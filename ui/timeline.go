@@ -951,13 +951,6 @@ func (m *timeline) hasGroup() bool {
 	return false
 }
 
-func fmtTime(t sim.Time) string {
-	if t == 0 {
-		return "0"
-	}
-	return t.String()
-}
-
 // detail describes what is under the cursor: a span, a bubble and its cause, or a
 // group's share of busy lanes.
 func (m *timeline) detail() (string, string) {

@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/ssh"
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/pimtui/pimtui/ui/outfile"
+	"github.com/pimtui/pimtui/internal/outfile"
 )
 
 // authorizer lets in the keys listed in path. The file is read again at each login,
