@@ -115,6 +115,10 @@ func (m *Compare) render() string {
 		box := m.helpBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	}
+	if m.why.open != nil {
+		box := m.whyBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	}
 	return strings.Join(lines, "\n")
 }
 
