@@ -135,19 +135,25 @@ type Breakdown struct {
 	Total    Time // their iteration times, summed
 	Last     Time // the last step's iteration time
 
-	path   map[pathKey]Time
-	groups map[string]*laneTime
+	path   []pathTime           // critical-path time by lane group and kind, in the order first seen
+	groups map[string]*laneTime // each lane group's time per lane
 	order  []string             // lane groups in the order first seen
-	kinds  map[opKindKey]string // OpKind of the names seen, which repeat step after step
-	of     []int                // scratch: each lane's group, this step
-	lane   []Time               // scratch: busy and idle time of each group, this step
+	// index finds an operation's entry in path from its name and lane, for the lanes it
+	// was built on: the same few names recur on the critical path step after step.
+	index map[laneOp]int
+	lanes []Lane
+	of    []int  // scratch: each lane's group, this step
+	lane  []Time // scratch: busy and idle time of each group, this step
 }
 
-type pathKey struct{ group, kind string }
+type pathTime struct {
+	group, kind string
+	t           Time
+}
 
-type opKindKey struct {
-	name     string
-	transfer bool
+type laneOp struct {
+	name string
+	lane int
 }
 
 // laneTime is a lane group's time per lane, summed over the steps it had lanes in.
@@ -160,8 +166,8 @@ type laneTime struct {
 // Add adds s, the next step of the window. A span or bubble counts only inside the
 // iteration, [0, s.IterTime): work on its own clock may run past its end.
 func (b *Breakdown) Add(s *Snapshot) {
-	if b.path == nil {
-		b.path, b.groups, b.kinds = map[pathKey]Time{}, map[string]*laneTime{}, map[opKindKey]string{}
+	if b.groups == nil {
+		b.groups, b.index = map[string]*laneTime{}, map[laneOp]int{}
 	}
 	if b.Steps == 0 {
 		b.From = s.Step
@@ -169,20 +175,23 @@ func (b *Breakdown) Add(s *Snapshot) {
 	t := s.IterTime
 	b.To, b.Steps, b.Total, b.Last = s.Step, b.Steps+1, b.Total+t, t
 	tl := &s.Timeline
+	if !slices.Equal(b.lanes, tl.Lanes) {
+		clear(b.index)
+		b.lanes = slices.Clone(tl.Lanes)
+	}
 
 	// The critical path covers [0, t) span after span; what no span covers is waiting.
-	at := Time(0)
+	at, wait := Time(0), Time(0)
 	for _, i := range tl.Critical {
 		sp := &tl.Spans[i]
 		start := min(max(sp.Start, at), t)
 		end := min(max(sp.End(), start), t)
-		b.path[pathKey{"", KindWait}] += start - at
-		l := tl.Lanes[sp.Lane]
-		b.path[pathKey{l.Group, b.kind(l, sp.Name)}] += end - start
+		wait += start - at
+		b.path[b.part(sp)].t += end - start
 		at = end
 	}
-	if t > at {
-		b.path[pathKey{"", KindWait}] += t - at
+	if wait += t - at; wait > 0 {
+		b.path[b.entry(pathTime{kind: KindWait})].t += wait
 	}
 
 	// Every lane is busy or idle (with a cause) at every instant of the iteration.
@@ -226,14 +235,25 @@ func (b *Breakdown) Add(s *Snapshot) {
 	}
 }
 
-func (b *Breakdown) kind(l Lane, name string) string {
-	k := opKindKey{name, l.Transfer}
-	v, ok := b.kinds[k]
+// part is the index in b.path of span sp's lane group and kind.
+func (b *Breakdown) part(sp *Span) int {
+	k := laneOp{sp.Name, sp.Lane}
+	i, ok := b.index[k]
 	if !ok {
-		v = OpKind(l, name)
-		b.kinds[k] = v
+		l := b.lanes[sp.Lane]
+		i = b.entry(pathTime{group: l.Group, kind: OpKind(l, sp.Name)})
+		b.index[k] = i
 	}
-	return v
+	return i
+}
+
+// entry is the index in b.path of p's lane group and kind, added if new.
+func (b *Breakdown) entry(p pathTime) int {
+	i := slices.IndexFunc(b.path, func(q pathTime) bool { return q.group == p.group && q.kind == p.kind })
+	if i < 0 {
+		i, b.path = len(b.path), append(b.path, p)
+	}
+	return i
 }
 
 // Mean is the mean iteration time over the window in milliseconds.
@@ -347,23 +367,21 @@ func Explain(a, b *Breakdown, settings []Setting) *Why {
 	if w.AMS > 0 {
 		w.Ratio = w.BMS / w.AMS
 	}
-	mean := func(x *Breakdown, k pathKey) float64 {
-		if x.Steps == 0 {
+	mean := func(x *Breakdown, group, kind string) float64 {
+		i := slices.IndexFunc(x.path, func(q pathTime) bool { return q.group == group && q.kind == kind })
+		if i < 0 || x.Steps == 0 {
 			return 0
 		}
-		return x.path[k].Milliseconds() / float64(x.Steps)
+		return x.path[i].t.Milliseconds() / float64(x.Steps)
 	}
-	var keys []pathKey
 	for _, x := range []*Breakdown{a, b} {
-		for k := range x.path {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
+		for _, k := range x.path {
+			if slices.ContainsFunc(w.Path, func(p PathPart) bool { return p.Group == k.group && p.Kind == k.kind }) {
+				continue
 			}
-		}
-	}
-	for _, k := range keys {
-		if p := (PathPart{k.group, k.kind, change(mean(a, k), mean(b, k))}); p.AMS != 0 || p.BMS != 0 {
-			w.Path = append(w.Path, p)
+			if p := (PathPart{k.group, k.kind, change(mean(a, k.group, k.kind), mean(b, k.group, k.kind))}); p.AMS != 0 || p.BMS != 0 {
+				w.Path = append(w.Path, p)
+			}
 		}
 	}
 	slices.SortFunc(w.Path, func(p, q PathPart) int {
@@ -624,10 +642,26 @@ func noAttribution(note string) *Attribution {
 }
 
 // runWindow runs cfg to step to and returns its breakdown over steps from–to: with
-// timeline, every step's schedule is read; without, only the times (the engine may jump).
-// Each step run adds one to done.
+// timeline, every step's schedule is read; without, only the times. Each step run adds
+// one to done.
+//
+// The engine may jump (Config.Jump) either way: a jumping engine lays out the iterations
+// it steps as a stepping one does, with less bookkeeping besides, so a timeline run takes
+// the schedules of the steps it is given; should it leap over one, the run starts again
+// stepping every iteration.
 func runWindow(ctx context.Context, cfg Config, from, to int, timeline bool, done *atomic.Int64) (*Breakdown, error) {
-	cfg.HistoryCap, cfg.HistoryBytes, cfg.Recycle, cfg.Jump = 0, 0, true, !timeline
+	b, err := runWindowOnce(ctx, cfg, from, to, timeline, true, done)
+	if errors.Is(err, errLeapt) {
+		return runWindowOnce(ctx, cfg, from, to, timeline, false, done)
+	}
+	return b, err
+}
+
+// errLeapt says an engine leapt over steps whose schedules a timeline run reads.
+var errLeapt = errors.New("leapt over a step")
+
+func runWindowOnce(ctx context.Context, cfg Config, from, to int, timeline, jump bool, done *atomic.Int64) (*Breakdown, error) {
+	cfg.HistoryCap, cfg.HistoryBytes, cfg.Recycle, cfg.Jump = 0, 0, true, jump
 	w := &cfg.Workload
 	if w.Steps == 0 || w.Steps > to {
 		w.Steps = to
@@ -653,10 +687,13 @@ func runWindow(ctx context.Context, cfg Config, from, to int, timeline bool, don
 			return nil, err
 		}
 		done.Add(int64(s.Step - prev))
-		prev, last = s.Step, s
 		if timeline && s.Step >= from {
+			if s.Step != prev+1 || len(s.Timeline.Lanes) == 0 {
+				return nil, errLeapt
+			}
 			b.Add(s)
 		}
+		prev, last = s.Step, s
 	}
 	if !timeline && e.stats.iters > 0 {
 		b.From, b.To, b.Steps, b.Total = from, e.step, e.stats.iters, e.stats.time

@@ -1,8 +1,10 @@
 package sim_test
 
 import (
+	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +199,40 @@ func TestWhySummary(t *testing.T) {
 	_, g, _ := side(t, "gpu-a100", 3, "workload.requests=256")
 	if w := sim.Explain(a, g, nil); !strings.Contains(w.Summary, " → gpu") {
 		t.Errorf("summary %q", w.Summary)
+	}
+}
+
+// ExplainRuns reads the schedule of every step of the window, even where a jumping
+// engine would leap over steps (L3 with fixed lengths: one batch for many iterations): its
+// explanation is the one of engines stepping every iteration.
+func TestExplainRunsReadsEveryStep(t *testing.T) {
+	sets := []string{"workload.input_len=64", "workload.output_len=200", "workload.requests=16", "workload.batch=16"}
+	ca, a, _ := side(t, "l3", 150, sets...)
+	cb, b, _ := side(t, "rank-pim", 150, sets...)
+	jumping := ca
+	jumping.Jump, jumping.Recycle = true, true
+	e, err := sim.New(jumping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leapt := false
+	for prev := 0; prev < 150; {
+		s, err := e.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		leapt = leapt || s.Step != prev+1 || len(s.Timeline.Lanes) == 0
+		prev = s.Step
+	}
+	if !leapt {
+		t.Fatal("the jumping engine stepped every iteration; the case tests nothing")
+	}
+	want := sim.Explain(a, b, nil)
+	got, err := sim.ExplainRuns(context.Background(), ca, cb, &sim.Contrast{}, 1, 150, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Steps != 150 || got.AMS != want.AMS || got.BMS != want.BMS || !slices.Equal(got.Path, want.Path) {
+		t.Fatalf("ExplainRuns %d steps %g, %g %v; stepping %g, %g %v", got.Steps, got.AMS, got.BMS, got.Path, want.AMS, want.BMS, want.Path)
 	}
 }
