@@ -27,7 +27,7 @@ func explainSides(sides []resolvedSide, rs []sim.Result, progress io.Writer) ([]
 	for i := 1; i < len(sides); i++ {
 		to := min(rs[0].Iterations, rs[i].Iterations)
 		if to < from {
-			whys[i] = &sim.Why{Summary: "no measured step both sides ran", Settings: sides[i].Contrast.Settings}
+			whys[i] = &sim.Why{Side: ui.SideLetter(i), Summary: "no measured step both sides ran", Settings: sides[i].Contrast.Settings}
 			continue
 		}
 		start, shown := time.Now(), false
@@ -45,6 +45,7 @@ func explainSides(sides []resolvedSide, rs []sim.Result, progress io.Writer) ([]
 		if err != nil {
 			return nil, fmt.Errorf("why side %s %q differs from A: %w", ui.SideLetter(i), sides[i].Name, err)
 		}
+		w.SetSide(ui.SideLetter(i))
 		whys[i] = w
 	}
 	return whys, nil

@@ -69,8 +69,8 @@ func TestRunCompareWhy(t *testing.T) {
 	if at["method"] != "two_order_shapley" || !slices.Equal(keys, []string{"pim.dual_row_buffer", "scheduler.sub_batch_interleaving", "scheduler.channel_alloc"}) {
 		t.Errorf("attribution %v", at)
 	}
-	if c := whys["C"].(map[string]any)["attribution"].(map[string]any); c["method"] != "single_switch" {
-		t.Errorf("C's attribution %v", c)
+	if c := whys["C"].(map[string]any); c["attribution"].(map[string]any)["method"] != "single_switch" || c["side"] != "C" || !strings.HasPrefix(c["summary"].(string), "C is ") {
+		t.Errorf("C's why %v", c)
 	}
 
 	out, errs, code = cli(t, append([]string{"run", "--compare", "neupims,npu-pim", "--format", "csv"}, common...)...)

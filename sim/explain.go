@@ -51,7 +51,8 @@ const (
 	KindLMHead     = "LM head"
 	KindCollective = "collective"
 	KindTransfer   = "transfer"
-	KindNeuron     = "neuron work" // predicting, promoting, remapping, gathering sparse neurons
+	KindTraffic    = "memory traffic" // another unit's reads through a memory that computes (blocked PIM)
+	KindNeuron     = "neuron work"    // predicting, promoting, remapping, gathering sparse neurons
 	KindPrefill    = "prefill"
 	KindOther      = "other"
 	// KindWait is critical-path time no span covers: the path's first span started on its
@@ -81,6 +82,7 @@ var opKinds = []struct {
 	{KindNorm, true, []string{"norm", "ln1", "ln2", "resid"}},
 	{KindCollective, false, []string{"all-reduce", "all-reduces", "all-gather", "merge", "ar", "t1/t2"}},
 	{KindTransfer, true, []string{"kv in"}},
+	{KindTraffic, true, []string{"traffic"}},
 }
 
 // OpKind is the kind of the operation name on lane l (see opKinds).
@@ -158,9 +160,9 @@ type laneOp struct {
 
 // laneTime is a lane group's time per lane, summed over the steps it had lanes in.
 type laneTime struct {
-	lanes, steps int
-	busy         float64
-	idle         [NumCauses]float64
+	lanes int
+	busy  float64
+	idle  [NumCauses]float64
 }
 
 // Add adds s, the next step of the window. A span or bubble counts only inside the
@@ -227,7 +229,7 @@ func (b *Breakdown) Add(s *Snapshot) {
 				n++
 			}
 		}
-		lt.lanes, lt.steps = n, lt.steps+1
+		lt.lanes = n
 		lt.busy += float64(b.lane[per*g]) / float64(n)
 		for c := range NumCauses {
 			lt.idle[c] += float64(b.lane[per*g+1+int(c)]) / float64(n)
@@ -267,6 +269,8 @@ func (b *Breakdown) Mean() float64 {
 // Why explains side B against side A over a window of steps. Its figures are means per
 // iteration in milliseconds; each part's delta is B − A.
 type Why struct {
+	// Side is the letter of the side explained against A: B unless set (SetSide).
+	Side    string  `json:"side"`
 	From    int     `json:"from_step"`
 	To      int     `json:"to_step"`
 	Steps   int     `json:"steps"`
@@ -361,7 +365,7 @@ const (
 
 // Explain compares a and b, the breakdowns of sides A and B over one window.
 func Explain(a, b *Breakdown, settings []Setting) *Why {
-	w := &Why{From: max(a.From, b.From), To: min(a.To, b.To), Steps: min(a.Steps, b.Steps), AMS: a.Mean(), BMS: b.Mean(),
+	w := &Why{Side: "B", From: max(a.From, b.From), To: min(a.To, b.To), Steps: min(a.Steps, b.Steps), AMS: a.Mean(), BMS: b.Mean(),
 		Settings: slices.Clip(append([]Setting{}, settings...)), Path: []PathPart{}, Groups: []GroupPart{}}
 	w.DeltaMS = w.BMS - w.AMS
 	if w.AMS > 0 {
@@ -429,6 +433,13 @@ func sign(x float64) int {
 	return 1
 }
 
+// SetSide names the side explained against A ("C" of a third side) and says it in the
+// summary.
+func (w *Why) SetSide(letter string) {
+	w.Side = letter
+	w.summarize()
+}
+
 // SetAttribution attaches the switch attribution and says it in the summary.
 func (w *Why) SetAttribution(a *Attribution) {
 	w.Attribution = a
@@ -444,11 +455,11 @@ func (w *Why) summarize() {
 		w.Summary = "no step both sides ran"
 		return
 	case w.DeltaMS == 0:
-		s.WriteString("B takes as long as A per iteration")
+		fmt.Fprintf(&s, "%s takes as long as A per iteration", w.Side)
 	case w.DeltaMS > 0:
-		fmt.Fprintf(&s, "B is %.2f× slower, %s per iteration", w.Ratio, SignedMS(w.DeltaMS))
+		fmt.Fprintf(&s, "%s is %.2f× slower, %s per iteration", w.Side, w.Ratio, SignedMS(w.DeltaMS))
 	default:
-		fmt.Fprintf(&s, "B is %.2f× faster, %s per iteration", 1/w.Ratio, SignedMS(w.DeltaMS))
+		fmt.Fprintf(&s, "%s is %.2f× faster, %s per iteration", w.Side, 1/w.Ratio, SignedMS(w.DeltaMS))
 	}
 	var top []string
 	for _, p := range w.largest() {

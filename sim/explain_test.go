@@ -137,6 +137,7 @@ func TestOpKind(t *testing.T) {
 		{link, "fetch W", sim.KindTransfer}, {link, "copy fc1", sim.KindTransfer}, {link, "KV stream #3", sim.KindTransfer}, {compute, "KV in", sim.KindTransfer},
 		{compute, "predictor", sim.KindNeuron}, {link, "promote", sim.KindNeuron}, {link, "reload hot", sim.KindNeuron}, {compute, "gather", sim.KindNeuron},
 		{compute, "prefill #2", sim.KindPrefill}, {link, "prefill KV", sim.KindPrefill},
+		{sim.Lane{Group: "pim"}, "NPU traffic", sim.KindTraffic},
 		{compute, "something new", sim.KindOther}, {link, "something new", sim.KindTransfer}, {compute, "", sim.KindOther},
 	}
 	for _, c := range cases {
