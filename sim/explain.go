@@ -472,7 +472,8 @@ func (w *Why) summarize() {
 		s.WriteString(": on the critical path " + strings.Join(top, ", "))
 	}
 	s.WriteString(".")
-	if a := w.Attribution; a != nil && len(a.Switches) > 0 {
+	moves := func(sw SwitchShare) bool { return sw.DeltaMS != 0 }
+	if a := w.Attribution; a != nil && slices.ContainsFunc(a.Switches, moves) {
 		sws := slices.Clone(a.Switches)
 		slices.SortStableFunc(sws, func(x, y SwitchShare) int { return cmp.Compare(math.Abs(y.DeltaMS), math.Abs(x.DeltaMS)) })
 		var parts []string
@@ -535,13 +536,16 @@ func (w *Why) largest() []PathPart {
 }
 
 // SignedMS writes a difference in milliseconds with its sign and a unit that keeps three
-// significant digits: +1.6ms, -240µs.
+// significant digits: +1.6ms, -240µs, ±0.
 func SignedMS(ms float64) string {
-	t := Time(math.Round(ms * float64(Millisecond)))
-	if t >= 0 {
+	switch t := Time(math.Round(ms * float64(Millisecond))); {
+	case t == 0:
+		return "±0"
+	case t > 0:
 		return "+" + t.String()
+	default:
+		return t.String()
 	}
-	return t.String()
 }
 
 // The configurations an attribution runs, and how their times split the difference.

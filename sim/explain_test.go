@@ -202,6 +202,13 @@ func TestWhySummary(t *testing.T) {
 	if !strings.Contains(w.Summary, "y true → false accounts for") || !strings.Contains(w.Summary, "x 1 → 2 for +100µs") {
 		t.Errorf("summary %q", w.Summary)
 	}
+	w.SetAttribution(&sim.Attribution{Method: sim.MethodShapley, Switches: []sim.SwitchShare{{Key: "x", A: "1", B: "2"}}})
+	if strings.Contains(w.Summary, "Of the") {
+		t.Errorf("switches that change nothing are said to account for the difference: %q", w.Summary)
+	}
+	if w := sim.Explain(a, a, nil); w.Summary != "B takes as long as A per iteration." || sim.SignedMS(w.DeltaMS) != "±0" {
+		t.Errorf("the same side: %q, %s", w.Summary, sim.SignedMS(w.DeltaMS))
+	}
 	w = sim.Explain(b, a, nil)
 	if !strings.Contains(w.Summary, "× faster, -") {
 		t.Errorf("summary %q", w.Summary)
