@@ -20,7 +20,8 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		Short: "Step two presets side by side on the same requests",
 		Long: `Open the compare view: two sides stepped in lockstep, each with its timeline and
 figures, and a strip of their differences per step (iteration time, throughput,
-utilisation per lane group, batch, queue) with sparklines of B/A.
+utilisation per lane group, batch, queue) with sparklines of B/A; w says why B
+differs from A.
 
 A side is a preset, or a preset with settings switched: NAME+key=value+key=value.
 Both sides serve side A's request stream (dataset, requests, arrival, lengths, request

@@ -31,7 +31,10 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 side A's request stream (dataset, requests, arrival, lengths, request trace, seed,
 prefill, steps and warm-up, after the override flags, which apply to every side); each
 side keeps its own hardware, model, batch and KV policy. It prints one column per side
-with ratios to A (table), {"sides": [result, …]} (json) or one row per side (csv).`,
+with ratios to A (table), {"sides": [result, …]} (json) or one row per side (csv), and
+why each side after A differs from A: the settings that differ, the critical path's time
+by lane group and operation, and each switch's share (a section after the table, a "why"
+object, why.* columns).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch format {

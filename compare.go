@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -34,10 +35,12 @@ type side struct {
 	sets []string // its own "key=value" settings, in order
 }
 
-// resolvedSide is a side ready to run: its name as given and its engine configuration.
+// resolvedSide is a side ready to run: its name as given, its engine configuration and,
+// for a side after A, how it differs from side A (the why section and overlay).
 type resolvedSide struct {
-	Name   string
-	Config sim.Config
+	Name     string
+	Config   sim.Config
+	Contrast *sim.Contrast
 }
 
 // sideExample shows the form of a side in messages.
@@ -138,6 +141,9 @@ func (o *options) resolveSides(cmd *cobra.Command, specs []string, get func(stri
 			return nil, usagef("side %s %q: %v", ui.SideLetter(i), sides[i].spec, err)
 		}
 		out[i] = resolvedSide{Name: sides[i].spec, Config: cfg}
+		if i > 0 {
+			out[i].Contrast = presets.Contrast(files[0], f, trace)
+		}
 	}
 	return out, nil
 }
@@ -167,13 +173,20 @@ func runCompare(cmd *cobra.Command, o *options, list, format string, stdout, std
 	if err != nil {
 		return err
 	}
+	whys, err := explainSides(sides, results, progressTo(stderr))
+	if err != nil {
+		return err
+	}
 	switch format {
 	case "json":
-		return writeCompareJSON(stdout, sides, results)
+		return writeCompareJSON(stdout, sides, results, whys)
 	case "csv":
-		return writeCompareCSV(stdout, sides, results)
+		return writeCompareCSV(stdout, sides, results, whys)
 	}
-	return writeCompareTable(stdout, sides, results)
+	if err := writeCompareTable(stdout, sides, results); err != nil {
+		return err
+	}
+	return writeWhyTable(stdout, whys)
 }
 
 // runEngines steps every engine to its end, as many at once as there are cores. Each
@@ -258,12 +271,18 @@ type compareSide struct {
 	sim.Result
 }
 
-func writeCompareJSON(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
+// writeCompareJSON prints {"sides": [ … ], "why": {"B": …}}: each side's result, and
+// for each side after A why it differs from A.
+func writeCompareJSON(w io.Writer, sides []resolvedSide, rs []sim.Result, whys []*sim.Why) error {
 	out := struct {
-		Sides []compareSide `json:"sides"`
-	}{}
+		Sides []compareSide       `json:"sides"`
+		Why   map[string]*sim.Why `json:"why"`
+	}{Why: map[string]*sim.Why{}}
 	for i, r := range rs {
 		out.Sides = append(out.Sides, compareSide{Side: sides[i].Name, Result: r})
+		if i > 0 {
+			out.Why[ui.SideLetter(i)] = whys[i]
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -271,14 +290,15 @@ func writeCompareJSON(w io.Writer, sides []resolvedSide, rs []sim.Result) error 
 }
 
 // writeCompareCSV prints one row per side: its name, preset, system, model, dataset and
-// seed, then every numeric field of its JSON result by dotted name (empty where the side
-// has no such field).
-func writeCompareCSV(w io.Writer, sides []resolvedSide, rs []sim.Result) error {
+// seed, then every numeric field of its JSON result by dotted name and, on a side after
+// A, why it differs from A (whyValues), empty where the side has no such field.
+func writeCompareCSV(w io.Writer, sides []resolvedSide, rs []sim.Result, whys []*sim.Why) error {
 	ms := make([]map[string]float64, len(rs))
 	var names []string
 	for i, r := range rs {
 		ms[i] = r.MetricValues()
 		delete(ms[i], "seed")
+		maps.Copy(ms[i], whyValues(whys[i]))
 		for k := range ms[i] {
 			if !slices.Contains(names, k) {
 				names = append(names, k)

@@ -322,4 +322,6 @@ func lessonInfos(ls []*presets.Lesson) []ui.LessonInfo {
 }
 
 // uiSide is a resolved side as the compare screen takes it.
-func uiSide(s resolvedSide) ui.Side { return ui.Side{Name: s.Name, Config: s.Config} }
+func uiSide(s resolvedSide) ui.Side {
+	return ui.Side{Name: s.Name, Config: s.Config, Contrast: s.Contrast}
+}

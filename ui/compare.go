@@ -13,10 +13,13 @@ import (
 )
 
 // Side is one system of a comparison: its name as the user gave it ("neupims",
-// "neupims+pim.dual_row_buffer=false") and its engine configuration.
+// "neupims+pim.dual_row_buffer=false") and its engine configuration. Contrast, on side
+// B, is how it differs from side A, for the why overlay (nil: the settings are not known
+// and no switch is attributed).
 type Side struct {
-	Name   string
-	Config sim.Config
+	Name     string
+	Config   sim.Config
+	Contrast *sim.Contrast
 }
 
 // CompareChoice is a system the compare chooser offers to set beside the running preset:
@@ -75,6 +78,7 @@ type Compare struct {
 	hist   [histCap]compareSample // the strip's ratios of the recent steps
 
 	helpOverlay
+	why     whyState // the why overlay (w)
 	footer  help.Model
 	keyLine string
 }
@@ -352,11 +356,14 @@ func (m *Compare) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.relayout()
 		return m, nil
 	}
+	if cmd, ok := m.whyUpdate(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case compareStepMsg:
-		return m, m.stepped(msg)
+		return m, tea.Batch(m.stepped(msg), m.whyStepped())
 	case compareJumpMsg:
-		return m, m.jumped(msg)
+		return m, tea.Batch(m.jumped(msg), m.whyStepped())
 	case compareTickMsg:
 		if m.ticked(msg.seq) {
 			return m, m.request(false)
@@ -376,6 +383,9 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return tea.Quit
 	}
+	if m.why.open != nil {
+		return m.whyKey(msg)
+	}
 	if m.help {
 		return m.helpKey(msg, k)
 	}
@@ -386,6 +396,8 @@ func (m *Compare) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	switch {
+	case key.Matches(msg, whyBinding):
+		return m.openWhy()
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
 	case key.Matches(msg, k.Close):
@@ -427,7 +439,7 @@ func (m *Compare) View() tea.View {
 // shortHelp is the footer's bindings: the explorer's keys, described for two sides.
 func (m *Compare) shortHelp() []key.Binding {
 	k := m.c.Keys
-	out := []key.Binding{k.Help, k.Quit, k.Play, k.Step, k.Back,
+	out := []key.Binding{k.Help, k.Quit, k.Play, k.Step, k.Back, whyBinding,
 		key.NewBinding(key.WithKeys(k.Focus.Keys()...), key.WithHelp("tab", "other side's timeline")), k.Reset}
 	if m.embedded {
 		out = append(out, key.NewBinding(key.WithKeys(k.Close.Keys()...), key.WithHelp("esc", "back to the explorer")))

@@ -18,7 +18,7 @@ func BenchmarkCompareStepRender(b *testing.B) {
 			var sides [2]Side
 			for i, spec := range p {
 				parts := strings.Split(spec, "+")
-				sides[i] = Side{spec, benchConfig(b, parts[0], parts[1:]...)}
+				sides[i] = Side{Name: spec, Config: benchConfig(b, parts[0], parts[1:]...)}
 			}
 			m, err := NewCompare(sides[0], sides[1], Options{Color: true})
 			if err != nil {

@@ -48,7 +48,7 @@ func pairSides(t testing.TB, a, b string) (Side, Side) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Side{a, ca}, Side{b, cb}
+	return Side{Name: a, Config: ca}, Side{Name: b, Config: cb, Contrast: presets.Contrast(fa, fb, nil)}
 }
 
 // compareOptions are the explorer's options with the compare chooser on: the running
@@ -502,7 +502,7 @@ func TestExplorerOpensCompare(t *testing.T) {
 // fuzzCompareKeys are the keys the compare fuzzer presses: every binding of the compare
 // view, the chooser's and some it ignores.
 var fuzzCompareKeys = []string{"space", "n", "right", "b", "left", "+", "-", "r", "tab", "shift+tab", "?", "esc", "enter", "c",
-	"h", "j", "k", "l", "up", "down", "[", "]", "0", "H", "L", "<", ">", "x", "pgup", "pgdown", "backspace", "d", "1", "p", "é"}
+	"h", "j", "k", "l", "up", "down", "[", "]", "0", "H", "L", "<", ">", "x", "pgup", "pgdown", "backspace", "d", "1", "p", "é", "w"}
 
 // FuzzCompareUpdate drives the explorer into and out of the compare view under random
 // keys, clicks, wheel turns and sizes: no panic, and the screen always fits.

@@ -119,6 +119,10 @@ func (m *Compare) render() string {
 		box := m.helpBox(w, h)
 		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
 	}
+	if m.why.open != nil {
+		box := m.whyBox(w, h)
+		lines = overlay(lines, box, (w-ansi.StringWidth(box[0]))/2, max(0, (h-len(box))/2))
+	}
 	return strings.Join(lines, "\n")
 }
 
@@ -244,6 +248,7 @@ var compareGuide = []string{
 	"One step advances both sides by one decode iteration, and stepping back goes back on both. When one side has served every request it stops at its last step and the other goes on; the strip says which ended when.",
 	"Each side shows its timeline (the explorer's timeline: spans by sub-batch, ░ bubbles, group rows ▁ to █) and its figures. tab, or a click on a side, gives that side's timeline the pane keys; a click on a timeline also moves its cursor there, and the wheel over a side zooms its timeline.",
 	"The strip compares the step shown: A, B, the difference B−A (percentage points for utilisation) and the ratio B/A, with a bar per recent step of that ratio, scaled from its least to its greatest value (the range follows). A ratio better for B than for A is green, a worse one red; the number says it without colour. – marks a figure a side does not have at this step.",
+	"w says why B differs from A, for the step shown and for the steps both sides keep: the settings that differ, the critical path's time by lane group and operation (its parts sum to the difference), each lane group's time per lane, busy and idle by cause, and how much each switch accounts for, found by running the configurations between A and B (a line shows their progress).",
 }
 
 // helpBox draws the help overlay for a screen of w×h, scrolled by m.helpTop.

@@ -69,8 +69,8 @@ func TestReleasedSnapshotsKeepTheHistory(t *testing.T) {
 
 // TestCompareReleasesKeepTheHistory is the same for the compare view's two sides.
 func TestCompareReleasesKeepTheHistory(t *testing.T) {
-	a := Side{"lolpim", benchConfig(t, "lolpim")}
-	b := Side{"helios", benchConfig(t, "helios")}
+	a := Side{Name: "lolpim", Config: benchConfig(t, "lolpim")}
+	b := Side{Name: "helios", Config: benchConfig(t, "helios")}
 	m, err := NewCompare(a, b, Options{})
 	if err != nil {
 		t.Fatal(err)
